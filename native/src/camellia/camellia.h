@@ -1,0 +1,33 @@
+/* Camellia kernel contract (RFC 3713): ECB over whole 16-byte blocks. */
+#ifndef ARCHCRYPT_CAMELLIA_H
+#define ARCHCRYPT_CAMELLIA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Expanded key, RFC 3713 section 2.2 names, 64-bit halves in native order.
+ * 128-bit keys use k[0..17] and ke[0..3]; 192/256-bit keys use all. */
+typedef struct camellia_subkeys {
+    uint64_t kw[4];
+    uint64_t k[24];
+    uint64_t ke[6];
+    unsigned key_bits;     /* 128, 192 or 256 */
+} camellia_subkeys;
+
+typedef struct camellia_kernel {
+    /* nblocks whole blocks; out == in allowed; no alignment. Constant time: no
+     * secret-indexed memory access in any SIMD implementation. */
+    void (*encrypt)(const camellia_subkeys *ks, uint8_t *out, const uint8_t *in, size_t nblocks);
+    void (*decrypt)(const camellia_subkeys *ks, uint8_t *out, const uint8_t *in, size_t nblocks);
+} camellia_kernel;
+
+extern const camellia_kernel archcrypt_camellia_portable;
+
+/* The F-function with an S-box read that scans the whole table (portable.c): the key
+ * schedule runs it on secret data, so no memory access may depend on the key. */
+uint64_t ac_camellia_f_ct(uint64_t F_IN, uint64_t KE);
+
+/* Key schedule (camellia.c), portable for every implementation. */
+int ac_camellia_schedule(camellia_subkeys *ks, const uint8_t *key, size_t key_len);
+
+#endif

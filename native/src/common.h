@@ -1,0 +1,111 @@
+/* Shared static-inline helpers: explicit-endian loads/stores, rotates, wiping,
+ * constant-time comparison. No pointer casts for byte order: s390x is big-endian. */
+#ifndef ARCHCRYPT_COMMON_H
+#define ARCHCRYPT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "archcrypt.h"
+
+#if defined(__GNUC__)
+#define AC_UNUSED __attribute__((unused))
+#define AC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define AC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define AC_UNUSED
+#define AC_LIKELY(x) (x)
+#define AC_UNLIKELY(x) (x)
+#endif
+
+static inline uint32_t load32_le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static inline uint32_t load32_be(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+
+static inline uint64_t load64_le(const uint8_t *p)
+{
+    return (uint64_t)load32_le(p) | ((uint64_t)load32_le(p + 4) << 32);
+}
+
+static inline uint64_t load64_be(const uint8_t *p)
+{
+    return ((uint64_t)load32_be(p) << 32) | (uint64_t)load32_be(p + 4);
+}
+
+static inline void store32_le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void store32_be(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static inline void store64_le(uint8_t *p, uint64_t v)
+{
+    store32_le(p, (uint32_t)v);
+    store32_le(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline void store64_be(uint8_t *p, uint64_t v)
+{
+    store32_be(p, (uint32_t)(v >> 32));
+    store32_be(p + 4, (uint32_t)v);
+}
+
+static inline uint32_t rotl32(uint32_t x, unsigned n)
+{
+    return (x << (n & 31)) | (x >> ((32 - n) & 31));
+}
+
+static inline uint32_t rotr32(uint32_t x, unsigned n)
+{
+    return (x >> (n & 31)) | (x << ((32 - n) & 31));
+}
+
+static inline uint64_t rotl64(uint64_t x, unsigned n)
+{
+    return (x << (n & 63)) | (x >> ((64 - n) & 63));
+}
+
+static inline uint64_t rotr64(uint64_t x, unsigned n)
+{
+    return (x >> (n & 63)) | (x << ((64 - n) & 63));
+}
+
+/* Zero memory in a way the optimiser may not drop (a dead store before free). */
+static inline void ac_wipe(void *p, size_t n)
+{
+    volatile uint8_t *v = (volatile uint8_t *)p;
+    while (n--)
+        *v++ = 0;
+#if defined(__GNUC__)
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+#endif
+}
+
+/* 1 when equal, 0 otherwise; time depends only on n. */
+static inline int ac_ct_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    uint32_t d = 0;
+    for (size_t i = 0; i < n; i++)
+        d |= (uint32_t)(a[i] ^ b[i]);
+    /* d is 0..255: (d - 1) >> 8 is all-ones only for d == 0. */
+    return (int)(((d - 1) >> 8) & 1);
+}
+
+#endif

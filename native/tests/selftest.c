@@ -1,0 +1,448 @@
+/* C self-test: known answers of every runnable implementation, then every runnable
+ * implementation against portable at boundary lengths, counter edges, unaligned and
+ * in-place buffers. Runs natively and under qemu-user for each architecture.
+ *
+ *   selftest [--quiet]        exit 0 when every check passed; ARCHCRYPT_SEED=<n> reseeds */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archcrypt.h"
+
+static unsigned long checks_passed, checks_failed;
+static int quiet;
+
+#define CHECK(cond, ...)                                                                  \
+    do {                                                                                  \
+        if (cond) {                                                                       \
+            checks_passed++;                                                              \
+        } else {                                                                          \
+            checks_failed++;                                                              \
+            if (checks_failed <= 50) {                                                    \
+                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                      \
+                fprintf(stderr, __VA_ARGS__);                                             \
+                fputc('\n', stderr);                                                      \
+            }                                                                             \
+        }                                                                                 \
+    } while (0)
+
+/* splitmix64: reproducible inputs on every architecture. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static void rng_fill(uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(rng_next() >> 56);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+/* Select an implementation for this thread; "portable" rows exist for every table but
+ * the AEAD, whose reference is the composition of the portable parts. */
+static void use(const char *alg, const char *impl)
+{
+    int rc = archcrypt_use_on_this_thread(alg, impl);
+    if (rc != ARCHCRYPT_OK) {
+        fprintf(stderr, "cannot select %s/%s: %s\n", alg, impl ? impl : "(auto)",
+                archcrypt_last_error());
+        exit(2);
+    }
+}
+
+static void use_reference(void)
+{
+    use("chacha20", "portable");
+    use("poly1305", "portable");
+    use("chacha20-poly1305", "composed");
+    use("sha256", "portable");
+    use("sha512", "portable");
+    use("camellia", "portable");
+}
+
+static void use_auto(void)
+{
+    for (size_t a = 0; a < archcrypt_algorithm_count(); a++)
+        use(archcrypt_algorithm_name(a), NULL);
+}
+
+/* Lengths worth testing for a cipher or MAC working in `unit`-byte pieces over up to
+ * 16-unit batches: every length up to `dense`, then each batch width +-1 and sums. */
+static size_t boundary_lengths(size_t *out, size_t cap, size_t dense, size_t unit)
+{
+    size_t n = 0;
+    for (size_t len = 0; len <= dense && n < cap; len++)
+        out[n++] = len;
+    static const size_t widths[] = {2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 20, 24, 31, 32, 33, 48, 64, 65};
+    for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++)
+        for (int d = -1; d <= 1 && n < cap; d++) {
+            size_t len = widths[w] * unit + (size_t)(long)d;
+            if (len > dense)
+                out[n++] = len;
+        }
+    if (n < cap)
+        out[n++] = 16384 + 13;
+    return n;
+}
+
+/* ---- ChaCha20 ---------------------------------------------------------------------- */
+
+static void test_chacha20(const char *impl)
+{
+    size_t lens[256];
+    size_t nlens = boundary_lengths(lens, 256, 1100, 64);
+    uint8_t key[32], nonce[12];
+    for (size_t i = 0; i < nlens; i++) {
+        size_t len = lens[i];
+        size_t off = (size_t)(rng_next() % 64);
+        uint8_t *in = xmalloc(len + 64), *ref = xmalloc(len), *out = xmalloc(len + 64);
+        rng_fill(key, 32);
+        rng_fill(nonce, 12);
+        rng_fill(in + off, len);
+        uint32_t counter = (uint32_t)(rng_next() % 1000);
+
+        use("chacha20", "portable");
+        CHECK(archcrypt_chacha20_xor(ref, in + off, len, key, nonce, counter) == ARCHCRYPT_OK,
+              "chacha20 portable len %zu", len);
+        use("chacha20", impl);
+        size_t ooff = (off * 7 + 3) % 64;
+        CHECK(archcrypt_chacha20_xor(out + ooff, in + off, len, key, nonce, counter) == ARCHCRYPT_OK,
+              "chacha20/%s len %zu", impl, len);
+        CHECK(memcmp(out + ooff, ref, len) == 0, "chacha20/%s != portable, len %zu offsets %zu/%zu",
+              impl, len, off, ooff);
+        CHECK(archcrypt_chacha20_xor(in + off, in + off, len, key, nonce, counter) == ARCHCRYPT_OK,
+              "chacha20/%s in place", impl);
+        CHECK(memcmp(in + off, ref, len) == 0, "chacha20/%s in place != portable, len %zu", impl, len);
+        free(in);
+        free(ref);
+        free(out);
+    }
+
+    /* The 32-bit counter: legal calls up to block 0xffffffff agree with portable, any
+     * call whose last block would need 2^32 is refused, whatever the batch width. */
+    for (uint32_t back = 0; back < 4; back++) {
+        uint32_t counter = 0xffffffffu - back;
+        for (size_t blocks = 1; blocks <= 17; blocks++) {
+            size_t len = blocks * 64 - (blocks & 1) * 5;
+            uint8_t *in = xmalloc(len), *ref = xmalloc(len), *out = xmalloc(len);
+            rng_fill(key, 32);
+            rng_fill(nonce, 12);
+            rng_fill(in, len);
+            int legal = blocks <= (size_t)back + 1;
+            use("chacha20", "portable");
+            int rc_ref = archcrypt_chacha20_xor(ref, in, len, key, nonce, counter);
+            use("chacha20", impl);
+            memset(out, 0xa5, len);
+            int rc = archcrypt_chacha20_xor(out, in, len, key, nonce, counter);
+            if (legal) {
+                CHECK(rc == ARCHCRYPT_OK && rc_ref == ARCHCRYPT_OK && memcmp(out, ref, len) == 0,
+                      "chacha20/%s counter %#x blocks %zu", impl, counter, blocks);
+            } else {
+                CHECK(rc == ARCHCRYPT_ERR_MESSAGE_TOO_LONG,
+                      "chacha20/%s counter %#x blocks %zu not refused (rc %d)", impl, counter,
+                      blocks, rc);
+            }
+            free(in);
+            free(ref);
+            free(out);
+        }
+    }
+}
+
+/* ---- Poly1305 ---------------------------------------------------------------------- */
+
+static void poly1305_check(const char *impl, const uint8_t *key, const uint8_t *msg, size_t len,
+                           const char *what)
+{
+    uint8_t ref[16], tag[16], inc[16];
+    use("poly1305", "portable");
+    archcrypt_poly1305(ref, msg, len, key);
+    use("poly1305", impl);
+    CHECK(archcrypt_poly1305(tag, msg, len, key) == ARCHCRYPT_OK, "poly1305/%s %s", impl, what);
+    CHECK(memcmp(tag, ref, 16) == 0, "poly1305/%s != portable: %s len %zu", impl, what, len);
+    CHECK(archcrypt_poly1305_verify(ref, msg, len, key) == 1, "poly1305/%s verify %s", impl, what);
+
+    /* Incremental in uneven pieces: 1, 15, 16, 17, 63, 64, 65, ... */
+    static const size_t steps[] = {1, 15, 16, 17, 63, 64, 65, 129, 1000};
+    archcrypt_poly1305_ctx *ctx = archcrypt_poly1305_new(key);
+    size_t pos = 0, s = 0;
+    while (pos < len) {
+        size_t n = steps[s++ % (sizeof(steps) / sizeof(steps[0]))];
+        if (n > len - pos)
+            n = len - pos;
+        archcrypt_poly1305_update(ctx, msg + pos, n);
+        pos += n;
+    }
+    archcrypt_poly1305_final(ctx, inc);
+    archcrypt_poly1305_free(ctx);
+    CHECK(memcmp(inc, ref, 16) == 0, "poly1305/%s incremental != one-shot: %s len %zu", impl, what,
+          len);
+}
+
+static void test_poly1305(const char *impl)
+{
+    size_t lens[256];
+    size_t nlens = boundary_lengths(lens, 256, 1100, 16);
+    uint8_t key[32];
+    for (size_t i = 0; i < nlens; i++) {
+        size_t len = lens[i], off = (size_t)(rng_next() % 64);
+        uint8_t *buf = xmalloc(len + 64);
+        rng_fill(key, 32);
+        rng_fill(buf + off, len);
+        poly1305_check(impl, key, buf + off, len, "random");
+        free(buf);
+    }
+    /* Lazy-reduction overflows showed up on long all-0xFF inputs with extreme limbs. */
+    size_t len = 4096 + 48;
+    uint8_t *ff = xmalloc(len);
+    memset(ff, 0xff, len);
+    static const uint8_t patterns[] = {0x00, 0xff};
+    for (size_t r = 0; r < 2; r++)
+        for (size_t s = 0; s < 2; s++) {
+            memset(key, patterns[r], 16);
+            memset(key + 16, patterns[s], 16);
+            for (size_t cut = len - 48; cut <= len; cut += 16)
+                poly1305_check(impl, key, ff, cut, "all-0xff");
+        }
+    /* r = 2, s = 0 over ff..ff drives h to >= 2^130 - 5 before the final reduction. */
+    memset(key, 0, 32);
+    key[0] = 2;
+    poly1305_check(impl, key, ff, 16, "r=2");
+    free(ff);
+}
+
+/* ---- ChaCha20-Poly1305 --------------------------------------------------------------- */
+
+static void test_aead(const char *impl)
+{
+    size_t lens[256];
+    size_t nlens = boundary_lengths(lens, 256, 600, 64);
+    uint8_t key[32], nonce[24];
+    for (size_t i = 0; i < nlens; i++) {
+        size_t len = lens[i];
+        size_t aad_len = (size_t)(rng_next() % 258);
+        uint8_t *pt = xmalloc(len), *aad = xmalloc(aad_len);
+        uint8_t *ref = xmalloc(len + 16), *ct = xmalloc(len + 16), *back = xmalloc(len);
+        rng_fill(key, 32);
+        rng_fill(nonce, 24);
+        rng_fill(pt, len);
+        rng_fill(aad, aad_len);
+        int x = (int)(i & 1); /* alternate ChaCha20-Poly1305 and XChaCha20-Poly1305 */
+        int (*seal)(uint8_t *, const uint8_t *, size_t, const uint8_t *, size_t, const uint8_t *,
+                    const uint8_t *) =
+            x ? archcrypt_xchacha20poly1305_seal : archcrypt_chacha20poly1305_seal;
+        int (*open)(uint8_t *, const uint8_t *, size_t, const uint8_t *, size_t, const uint8_t *,
+                    const uint8_t *) =
+            x ? archcrypt_xchacha20poly1305_open : archcrypt_chacha20poly1305_open;
+
+        use_reference();
+        seal(ref, pt, len, aad, aad_len, key, nonce);
+        use_auto();
+        use("chacha20-poly1305", impl);
+        CHECK(seal(ct, pt, len, aad, aad_len, key, nonce) == ARCHCRYPT_OK, "aead/%s seal", impl);
+        CHECK(memcmp(ct, ref, len + 16) == 0, "aead/%s seal != reference, len %zu aad %zu x=%d",
+              impl, len, aad_len, x);
+        CHECK(open(back, ct, len + 16, aad, aad_len, key, nonce) == ARCHCRYPT_OK &&
+                  memcmp(back, pt, len) == 0,
+              "aead/%s open round trip, len %zu", impl, len);
+        /* Any flipped bit, in the body or the tag, fails and leaves no plaintext. */
+        size_t flip = (size_t)(rng_next() % (len + 16));
+        ct[flip] ^= (uint8_t)(1u << (rng_next() % 8));
+        memset(back, 0x5a, len);
+        CHECK(open(back, ct, len + 16, aad, aad_len, key, nonce) == ARCHCRYPT_ERR_AUTHENTICATION,
+              "aead/%s tampered byte %zu accepted", impl, flip);
+        size_t nonzero = 0;
+        for (size_t j = 0; j < len; j++)
+            nonzero |= back[j];
+        CHECK(nonzero == 0, "aead/%s output not wiped after failure", impl);
+        free(pt);
+        free(aad);
+        free(ref);
+        free(ct);
+        free(back);
+    }
+    uint8_t small[15] = {0}, out[1];
+    CHECK(archcrypt_chacha20poly1305_open(out, small, sizeof(small), NULL, 0, key, nonce) ==
+              ARCHCRYPT_ERR_INVALID_ARGUMENT,
+          "aead/%s ciphertext shorter than the tag accepted", impl);
+    use_auto();
+}
+
+/* ---- SHA-2 --------------------------------------------------------------------------- */
+
+static void test_hash(const char *alg, const char *impl, int id_small, int id_big)
+{
+    size_t block = archcrypt_hash_block_size(id_big);
+    size_t lens[256];
+    size_t nlens = boundary_lengths(lens, 256, 1100, block);
+    for (size_t i = 0; i < nlens; i++) {
+        size_t len = lens[i], off = (size_t)(rng_next() % 64);
+        uint8_t *msg = xmalloc(len + 64);
+        rng_fill(msg + off, len);
+        for (int id = id_small; id <= id_big; id++) {
+            uint8_t ref[64], dig[64], inc[64];
+            size_t dlen = archcrypt_hash_digest_size(id);
+            use(alg, "portable");
+            archcrypt_hash(id, ref, msg + off, len);
+            use(alg, impl);
+            CHECK(archcrypt_hash(id, dig, msg + off, len) == ARCHCRYPT_OK, "%s/%s", alg, impl);
+            CHECK(memcmp(dig, ref, dlen) == 0, "%s/%s id %d != portable, len %zu", alg, impl, id, len);
+            size_t split = len ? (size_t)(rng_next() % (len + 1)) : 0;
+            archcrypt_hash_ctx *ctx = archcrypt_hash_new(id);
+            archcrypt_hash_update(ctx, msg + off, split);
+            archcrypt_hash_ctx *copy = archcrypt_hash_copy(ctx);
+            archcrypt_hash_update(ctx, msg + off + split, len - split);
+            archcrypt_hash_final(ctx, inc);
+            CHECK(memcmp(inc, ref, dlen) == 0, "%s/%s incremental split %zu of %zu", alg, impl,
+                  split, len);
+            archcrypt_hash_update(copy, msg + off + split, len - split);
+            archcrypt_hash_final(copy, inc);
+            CHECK(memcmp(inc, ref, dlen) == 0, "%s/%s copied context", alg, impl);
+            CHECK(archcrypt_hash_update(ctx, msg, 1) == ARCHCRYPT_ERR_STATE,
+                  "%s/%s update after final accepted", alg, impl);
+            archcrypt_hash_free(ctx);
+            archcrypt_hash_free(copy);
+
+            /* HMAC through the same kernel, with a key longer than a block. */
+            uint8_t key[300], mref[64], mac[64];
+            size_t klen = (size_t)(rng_next() % sizeof(key));
+            rng_fill(key, klen);
+            use(alg, "portable");
+            archcrypt_hmac(id, mref, key, klen, msg + off, len);
+            use(alg, impl);
+            archcrypt_hmac(id, mac, key, klen, msg + off, len);
+            CHECK(memcmp(mac, mref, dlen) == 0, "hmac over %s/%s id %d len %zu key %zu", alg, impl,
+                  id, len, klen);
+            CHECK(archcrypt_hmac_verify(id, mref, dlen, key, klen, msg + off, len) == 1,
+                  "hmac verify over %s/%s", alg, impl);
+        }
+        free(msg);
+    }
+    use(alg, NULL);
+}
+
+/* ---- Camellia ------------------------------------------------------------------------ */
+
+static void test_camellia(const char *impl)
+{
+    static const size_t key_lens[] = {16, 24, 32};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t blocks = 0; blocks <= 70; blocks++) {
+            uint8_t key[32];
+            size_t len = blocks * 16, off = (size_t)(rng_next() % 16);
+            uint8_t *pt = xmalloc(len + 16), *ref = xmalloc(len), *ct = xmalloc(len + 16);
+            rng_fill(key, key_lens[k]);
+            rng_fill(pt + off, len);
+            archcrypt_camellia_key *ks = archcrypt_camellia_new(key, key_lens[k]);
+            CHECK(ks != NULL, "camellia key schedule");
+            if (!ks)
+                return;
+            use("camellia", "portable");
+            archcrypt_camellia_ecb_encrypt(ks, ref, pt + off, len);
+            use("camellia", impl);
+            CHECK(archcrypt_camellia_ecb_encrypt(ks, ct + 3, pt + off, len) == ARCHCRYPT_OK,
+                  "camellia/%s encrypt", impl);
+            CHECK(memcmp(ct + 3, ref, len) == 0, "camellia/%s-%zu encrypt != portable, %zu blocks",
+                  impl, key_lens[k] * 8, blocks);
+            archcrypt_camellia_ecb_decrypt(ks, ct + 3, ct + 3, len);
+            CHECK(memcmp(ct + 3, pt + off, len) == 0,
+                  "camellia/%s-%zu in-place decrypt round trip, %zu blocks", impl, key_lens[k] * 8,
+                  blocks);
+            archcrypt_camellia_free(ks);
+            free(pt);
+            free(ref);
+            free(ct);
+        }
+    use("camellia", NULL);
+}
+
+/* ---- driver ------------------------------------------------------------------------- */
+
+static void print_backends(void)
+{
+    printf("archcrypt %s on %s (%s)\n", archcrypt_version(), archcrypt_arch(), archcrypt_compiler());
+    printf("cpu features:");
+    for (size_t i = 0; i < archcrypt_cpu_feature_count(); i++) {
+        int st = archcrypt_cpu_feature_state(i);
+        if (st)
+            printf(" %s%s", archcrypt_cpu_feature_name(i), st == 2 ? "(masked)" : "");
+    }
+    printf("\n");
+    for (size_t a = 0; a < archcrypt_algorithm_count(); a++) {
+        size_t sel = archcrypt_selected_implementation(a);
+        printf("dispatch %-18s -> %-12s%s  [", archcrypt_algorithm_name(a),
+               archcrypt_implementation_name(a, sel),
+               archcrypt_implementation_forced(a) ? " (forced)" : "");
+        for (size_t r = 0; r < archcrypt_implementation_count(a); r++)
+            printf("%s%s%s", r ? " " : "", archcrypt_implementation_name(a, r),
+                   archcrypt_implementation_runnable(a, r) ? "" : "(unavailable)");
+        printf("]\n");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--quiet") == 0)
+            quiet = 1;
+    const char *seed = getenv("ARCHCRYPT_SEED");
+    if (seed)
+        rng_state = strtoull(seed, NULL, 0);
+
+    int rc = archcrypt_init();
+    if (rc != ARCHCRYPT_OK) {
+        fprintf(stderr, "archcrypt_init: %s: %s\n", archcrypt_strerror(rc), archcrypt_last_error());
+        return 2;
+    }
+    if (!quiet)
+        print_backends();
+
+    for (size_t a = 0; a < archcrypt_algorithm_count(); a++) {
+        const char *alg = archcrypt_algorithm_name(a);
+        for (size_t r = 0; r < archcrypt_implementation_count(a); r++) {
+            const char *impl = archcrypt_implementation_name(a, r);
+            if (!archcrypt_implementation_runnable(a, r)) {
+                if (!quiet)
+                    printf("  %-18s %-12s not runnable here (needs %s)\n", alg, impl,
+                           archcrypt_implementation_requires(a, r));
+                continue;
+            }
+            unsigned long failed_before = checks_failed;
+            CHECK(archcrypt_self_test(a, r) == ARCHCRYPT_OK, "%s/%s known answers", alg, impl);
+            if (strcmp(alg, "chacha20") == 0)
+                test_chacha20(impl);
+            else if (strcmp(alg, "poly1305") == 0)
+                test_poly1305(impl);
+            else if (strcmp(alg, "chacha20-poly1305") == 0)
+                test_aead(impl);
+            else if (strcmp(alg, "sha256") == 0)
+                test_hash(alg, impl, ARCHCRYPT_SHA224, ARCHCRYPT_SHA256);
+            else if (strcmp(alg, "sha512") == 0)
+                test_hash(alg, impl, ARCHCRYPT_SHA384, ARCHCRYPT_SHA512);
+            else if (strcmp(alg, "camellia") == 0)
+                test_camellia(impl);
+            else
+                CHECK(0, "no differential test for algorithm %s", alg);
+            if (!quiet)
+                printf("  %-18s %-12s %s\n", alg, impl,
+                       checks_failed == failed_before ? "ok" : "FAILED");
+        }
+    }
+    printf("%lu passed, %lu failed\n", checks_passed, checks_failed);
+    return checks_failed ? 1 : 0;
+}
