@@ -87,14 +87,17 @@ static inline uint64_t rotr64(uint64_t x, unsigned n)
     return (x >> (n & 63)) | (x << ((64 - n) & 63));
 }
 
-/* Zero memory in a way the optimiser may not drop (a dead store before free). */
+/* Zero memory in a way the optimiser may not drop (a dead store before free): the
+ * empty asm takes the pointer and clobbers memory, so the memset must happen. */
 static inline void ac_wipe(void *p, size_t n)
 {
+#if defined(__GNUC__)
+    memset(p, 0, n);
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+#else
     volatile uint8_t *v = (volatile uint8_t *)p;
     while (n--)
         *v++ = 0;
-#if defined(__GNUC__)
-    __asm__ __volatile__("" : : "r"(p) : "memory");
 #endif
 }
 

@@ -1,0 +1,242 @@
+/* SHA-224/256/384/512 (FIPS 180-4): initial values, buffering, padding, and the public hash API. */
+#include <stdlib.h>
+
+#include "common.h"
+#include "dispatch.h"
+#include "hash/hash.h"
+
+/* Section 5.3.2: the second 32 bits of the fractional parts of the square roots
+ * of the 9th through 16th primes. */
+static const uint32_t H0_224[8] = {
+    0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939,
+    0xffc00b31, 0x68581511, 0x64f98fa7, 0xbefa4fa4,
+};
+
+/* Section 5.3.3: the first 32 bits of the fractional parts of the square roots
+ * of the first 8 primes. */
+static const uint32_t H0_256[8] = {
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+};
+
+/* Section 5.3.4: the first 64 bits of the fractional parts of the square roots
+ * of the 9th through 16th primes. */
+static const uint64_t H0_384[8] = {
+    0xcbbb9d5dc1059ed8, 0x629a292a367cd507, 0x9159015a3070dd17, 0x152fecd8f70e5939,
+    0x67332667ffc00b31, 0x8eb44a8768581511, 0xdb0c2e0d64f98fa7, 0x47b5481dbefa4fa4,
+};
+
+/* Section 5.3.5: the first 64 bits of the fractional parts of the square roots
+ * of the first 8 primes. */
+static const uint64_t H0_512[8] = {
+    0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
+    0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179,
+};
+
+/* Indexed by archcrypt_hash_id. */
+static const struct {
+    uint8_t digest_size;
+    uint8_t block_size;
+    uint8_t wide;
+    const void *h0;
+} variants[] = {
+    [ARCHCRYPT_SHA224] = { 28, 64, 0, H0_224 },
+    [ARCHCRYPT_SHA256] = { 32, 64, 0, H0_256 },
+    [ARCHCRYPT_SHA384] = { 48, 128, 1, H0_384 },
+    [ARCHCRYPT_SHA512] = { 64, 128, 1, H0_512 },
+};
+
+static int known(int hash_id)
+{
+    return hash_id >= 0 && (size_t)hash_id < sizeof variants / sizeof variants[0];
+}
+
+size_t archcrypt_hash_digest_size(int hash_id)
+{
+    return known(hash_id) ? variants[hash_id].digest_size : 0;
+}
+
+size_t archcrypt_hash_block_size(int hash_id)
+{
+    return known(hash_id) ? variants[hash_id].block_size : 0;
+}
+
+/* ---- mode layer (hash.h) ------------------------------------------------- */
+
+static void compress(ac_hash_ctx *ctx, const uint8_t *in, size_t nblocks)
+{
+    if (ctx->wide)
+        ctx->k.k512->compress(ctx->h.w64, in, nblocks);
+    else
+        ctx->k.k256->compress(ctx->h.w32, in, nblocks);
+}
+
+int ac_hash_init(ac_hash_ctx *ctx, int hash_id)
+{
+    if (!known(hash_id))
+        return ARCHCRYPT_ERR_INVALID_ARGUMENT;
+
+    const int wide = variants[hash_id].wide;
+    const void *k = ac_kernel(wide ? AC_ALG_SHA512 : AC_ALG_SHA256);
+    if (AC_UNLIKELY(k == NULL))
+        return ARCHCRYPT_ERR_UNSUPPORTED;
+
+    memset(ctx, 0, sizeof *ctx);
+    if (wide) {
+        ctx->k.k512 = (const sha512_kernel *)k;
+        memcpy(ctx->h.w64, variants[hash_id].h0, sizeof ctx->h.w64);
+    } else {
+        ctx->k.k256 = (const sha256_kernel *)k;
+        memcpy(ctx->h.w32, variants[hash_id].h0, sizeof ctx->h.w32);
+    }
+    ctx->block_size = variants[hash_id].block_size;
+    ctx->digest_size = variants[hash_id].digest_size;
+    ctx->wide = (uint8_t)wide;
+    return ARCHCRYPT_OK;
+}
+
+int ac_hash_update(ac_hash_ctx *ctx, const uint8_t *msg, size_t len)
+{
+    if (ctx->finished)
+        return ARCHCRYPT_ERR_STATE;
+    if (len == 0)
+        return ARCHCRYPT_OK;
+
+    const size_t bs = ctx->block_size;
+
+    ctx->count_lo += (uint64_t)len;
+    ctx->count_hi += ctx->count_lo < (uint64_t)len;
+
+    if (ctx->buf_len > 0) {
+        size_t take = bs - ctx->buf_len;
+        if (take > len)
+            take = len;
+        memcpy(ctx->buf + ctx->buf_len, msg, take);
+        ctx->buf_len += take;
+        msg += take;
+        len -= take;
+        if (ctx->buf_len < bs)
+            return ARCHCRYPT_OK;
+        compress(ctx, ctx->buf, 1);
+        ctx->buf_len = 0;
+    }
+
+    /* Whole blocks go to the kernel straight from the caller's buffer, in one
+     * call, so a multi-block kernel sees the longest run there is. */
+    if (len >= bs) {
+        size_t nblocks = len / bs;
+        compress(ctx, msg, nblocks);
+        msg += nblocks * bs;
+        len -= nblocks * bs;
+    }
+
+    if (len > 0) {
+        memcpy(ctx->buf, msg, len);
+        ctx->buf_len = len;
+    }
+    return ARCHCRYPT_OK;
+}
+
+int ac_hash_final(ac_hash_ctx *ctx, uint8_t *digest)
+{
+    if (ctx->finished)
+        return ARCHCRYPT_ERR_STATE;
+
+    /* Section 5.1: append the bit 1, zeros, and the message length in bits as a
+     * 64-bit (SHA-224/256) or 128-bit (SHA-384/512) big-endian integer. When the
+     * leftover leaves no room for 0x80 and the length (55/56 bytes of 64,
+     * 111/112 of 128) the padding spills into a second block; both go to the
+     * kernel in one call. */
+    const size_t bs = ctx->block_size;
+    const size_t len_field = ctx->wide ? 16 : 8;
+    uint8_t tail[2 * AC_HASH_MAX_BLOCK];
+    size_t n = ctx->buf_len;
+
+    memcpy(tail, ctx->buf, n);
+    tail[n++] = 0x80;
+    const size_t tail_len = n + len_field <= bs ? bs : 2 * bs;
+    memset(tail + n, 0, tail_len - n);
+
+    const uint64_t bits_hi = (ctx->count_hi << 3) | (ctx->count_lo >> 61);
+    const uint64_t bits_lo = ctx->count_lo << 3;
+    if (ctx->wide)
+        store64_be(tail + tail_len - 16, bits_hi);
+    /* SHA-224/256 are defined for messages under 2^64 bits (2^61 bytes, out of
+     * any caller's reach); the length field is the count modulo 2^64. */
+    store64_be(tail + tail_len - 8, bits_lo);
+
+    compress(ctx, tail, tail_len / bs);
+
+    if (ctx->wide) {
+        for (size_t i = 0; i < (size_t)ctx->digest_size / 8; i++)
+            store64_be(digest + 8 * i, ctx->h.w64[i]);
+    } else {
+        for (size_t i = 0; i < (size_t)ctx->digest_size / 4; i++)
+            store32_be(digest + 4 * i, ctx->h.w32[i]);
+    }
+
+    ac_wipe(tail, tail_len);
+    ac_wipe(ctx, sizeof *ctx);
+    ctx->finished = 1;
+    return ARCHCRYPT_OK;
+}
+
+/* ---- public API (archcrypt_api.h) --------------------------------------- */
+
+int archcrypt_hash(int hash_id, uint8_t *digest, const uint8_t *msg, size_t len)
+{
+    if (!known(hash_id) || digest == NULL || (msg == NULL && len > 0))
+        return ARCHCRYPT_ERR_INVALID_ARGUMENT;
+
+    /* On the stack: no allocation on the hot path, and ac_hash_update hands
+     * every whole block to the kernel in place, so only the tail is copied.
+     * ac_hash_final wipes the context; a failed init never wrote to it. */
+    ac_hash_ctx ctx;
+    int status = ac_hash_init(&ctx, hash_id);
+    if (status != ARCHCRYPT_OK)
+        return status;
+    ac_hash_update(&ctx, msg, len);
+    return ac_hash_final(&ctx, digest);
+}
+
+archcrypt_hash_ctx *archcrypt_hash_new(int hash_id)
+{
+    ac_hash_ctx *ctx = malloc(sizeof *ctx);
+    if (ctx != NULL && ac_hash_init(ctx, hash_id) != ARCHCRYPT_OK) {
+        free(ctx);      /* init wrote nothing into it */
+        ctx = NULL;
+    }
+    return ctx;
+}
+
+archcrypt_hash_ctx *archcrypt_hash_copy(const archcrypt_hash_ctx *ctx)
+{
+    if (ctx == NULL)
+        return NULL;
+    ac_hash_ctx *copy = malloc(sizeof *copy);
+    if (copy != NULL)
+        *copy = *ctx;
+    return copy;
+}
+
+int archcrypt_hash_update(archcrypt_hash_ctx *ctx, const uint8_t *msg, size_t len)
+{
+    if (ctx == NULL || (msg == NULL && len > 0))
+        return ARCHCRYPT_ERR_INVALID_ARGUMENT;
+    return ac_hash_update(ctx, msg, len);
+}
+
+int archcrypt_hash_final(archcrypt_hash_ctx *ctx, uint8_t *digest)
+{
+    if (ctx == NULL || digest == NULL)
+        return ARCHCRYPT_ERR_INVALID_ARGUMENT;
+    return ac_hash_final(ctx, digest);
+}
+
+void archcrypt_hash_free(archcrypt_hash_ctx *ctx)
+{
+    if (ctx == NULL)
+        return;
+    ac_wipe(ctx, sizeof *ctx);
+    free(ctx);
+}

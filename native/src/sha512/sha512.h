@@ -1,0 +1,16 @@
+/* SHA-512 compression kernel contract (FIPS 180-4 section 6.4); serves SHA-384 too. */
+#ifndef ARCHCRYPT_SHA512_H
+#define ARCHCRYPT_SHA512_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sha512_kernel {
+    /* Compress nblocks 128-byte blocks (no alignment) into the native-order state h. */
+    void (*compress)(uint64_t h[8], const uint8_t *in, size_t nblocks);
+} sha512_kernel;
+
+extern const sha512_kernel archcrypt_sha512_portable;
+
+
+#endif
