@@ -40,14 +40,23 @@ static const ac_impl_row chacha20_poly1305_rows[] = {
 };
 
 static const ac_impl_row sha256_rows[] = {
+#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+    {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_sha256_power8},
+#endif
     {"portable", "", &archcrypt_sha256_portable},
 };
 
 static const ac_impl_row sha512_rows[] = {
+#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+    {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_sha512_power8},
+#endif
     {"portable", "", &archcrypt_sha512_portable},
 };
 
 static const ac_impl_row camellia_rows[] = {
+#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+    {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_camellia_power8},
+#endif
     {"portable", "", &archcrypt_camellia_portable},
 };
 

@@ -23,6 +23,10 @@ typedef struct camellia_kernel {
 
 extern const camellia_kernel archcrypt_camellia_portable;
 
+#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+extern const camellia_kernel archcrypt_camellia_power8;
+#endif
+
 /* The F-function with an S-box read that scans the whole table (portable.c): the key
  * schedule runs it on secret data, so no memory access may depend on the key. */
 uint64_t ac_camellia_f_ct(uint64_t F_IN, uint64_t KE);

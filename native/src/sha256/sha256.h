@@ -12,5 +12,8 @@ typedef struct sha256_kernel {
 
 extern const sha256_kernel archcrypt_sha256_portable;
 
+#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+extern const sha256_kernel archcrypt_sha256_power8;
+#endif
 
 #endif

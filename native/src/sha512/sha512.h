@@ -12,5 +12,8 @@ typedef struct sha512_kernel {
 
 extern const sha512_kernel archcrypt_sha512_portable;
 
+#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+extern const sha512_kernel archcrypt_sha512_power8;
+#endif
 
 #endif
