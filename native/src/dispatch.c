@@ -26,11 +26,25 @@
 
 /* ---- the tables: the order is the policy ------------------------------------ */
 
+
 static const ac_impl_row chacha20_rows[] = {
+#if defined(__x86_64__)
+    {"avx512", "avx512f,avx512vl,avx512bw", &archcrypt_chacha20_avx512},
+    {"avx2", "avx2", &archcrypt_chacha20_avx2},
+    {"ssse3", "ssse3", &archcrypt_chacha20_ssse3},
+#endif
     {"portable", "", &archcrypt_chacha20_portable},
 };
 
 static const ac_impl_row poly1305_rows[] = {
+#if defined(__x86_64__)
+    {"avx512ifma", "avx512f,avx512vl,avx512ifma", &archcrypt_poly1305_avx512ifma},
+    /* bmi2: ISA_FLAGS_avx2 lets the compiler use mulx/shrx in the scalar part. */
+    {"avx2", "avx2,bmi2", &archcrypt_poly1305_avx2},
+#endif
+#if defined(__SIZEOF_INT128__)
+    {"scalar64", "", &archcrypt_poly1305_scalar64},
+#endif
     {"portable", "", &archcrypt_poly1305_portable},
 };
 

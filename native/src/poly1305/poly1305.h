@@ -23,7 +23,14 @@ typedef struct poly1305_kernel {
 
 extern const poly1305_kernel archcrypt_poly1305_portable;
 
+#if defined(__SIZEOF_INT128__)
+extern const poly1305_kernel archcrypt_poly1305_scalar64;
+#endif
 
+#if defined(__x86_64__)
+extern const poly1305_kernel archcrypt_poly1305_avx2;
+extern const poly1305_kernel archcrypt_poly1305_avx512ifma;
+#endif
 
 /* Buffering front (poly1305.c) over whichever kernel was in effect at init. Also
  * used by the AEAD composition. */

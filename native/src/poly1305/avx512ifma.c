@@ -1,0 +1,366 @@
+/* Poly1305, AVX-512 IFMA: radix 2^44 (three limbs), 8 blocks per zmm, 16 per iteration as H r^16 + M r^8 with one reduction, vpmadd52luq/huq, powers r^1..r^16 kept in the state; 64-bit scalar for short calls (RFC 8439 2.5). */
+#if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512IFMA__)
+#error "poly1305/avx512ifma.c needs -mavx512f -mavx512vl -mavx512ifma (ISA_FLAGS_avx512ifma in native/Makefile)"
+#endif
+
+#include <immintrin.h>
+
+#include "poly1305/scalar64.h"
+
+/* Calls shorter than this many blocks take the scalar path: below it the vector
+ * set-up (radix conversions, one horizontal sum) costs more than it saves. The
+ * first vector call for a key also computes the powers of r, so it needs a longer
+ * input to pay off. Taken from the AVX2 kernel, where the crossovers measured on
+ * Zen 3 are ~8 blocks with the powers ready and ~20 without; not yet tuned on an
+ * IFMA machine. */
+#define VEC_MIN_BLOCKS 8
+#define VEC_MIN_BLOCKS_COLD 20
+
+#define M44 0xfffffffffffull
+#define M42 0x3ffffffffffull
+
+/* The hot helpers must inline: out of line, gcc passes the limb arrays through memory. */
+#define AC_INLINE static inline __attribute__((always_inline))
+
+/* The vector part of the state, from byte 64: per-lane powers of r in radix 2^44,
+ * one zmm per limb. A group of 8 blocks is loaded as two zmm and split with
+ * unpacklo/hi, which puts block k of the group in lane LANE_OF_BLOCK[k]; the
+ * tables are laid out to match: lane j of P8 holds r^(8 - k), of P16 r^(16 - k),
+ * for the block k in that lane. Lane 0 holds block 0, so it carries r^8 and r^16,
+ * broadcast for the main loop. The powers come out of the same reduction as h
+ * (partially reduced): limbs below 2^44, 2^44 + 2^7 and 2^42. */
+typedef struct {
+    uint64_t p8[3][8];
+    uint64_t p16[3][8];
+} ifma_powers;
+
+static_assert(P64_VEC_OFFSET + sizeof(ifma_powers) <= sizeof(((poly1305_state *)0)->opaque),
+              "IFMA powers must fit in poly1305_state");
+
+/* unpacklo/hi of two 4-block zmm: lane j holds block {0, 4, 1, 5, 2, 6, 3, 7}[j]. */
+static const uint8_t LANE_OF_BLOCK[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+
+static const uint8_t *vec_area(const poly1305_state *st)
+{
+    return st->opaque + P64_VEC_OFFSET;
+}
+
+/* 20 x = 2^132 / 2^130 * 5 x: limb products at 2^132 fold back to 2^0 times 20. */
+AC_INLINE __m512i times20(__m512i x)
+{
+    return _mm512_add_epi64(_mm512_slli_epi64(x, 4), _mm512_slli_epi64(x, 2));
+}
+
+/* Split 8 blocks, a = blocks 0..3 and b = blocks 4..7, into radix-2^44 limbs:
+ * lo = bytes 0..7, hi = bytes 8..15 of each block, m0 = bits 0..43, m1 = 44..87,
+ * m2 = 88..127 plus the pad bit at 2^128 (bit 40 of limb 2). m0, m1 < 2^44,
+ * m2 < 2^41. */
+AC_INLINE void split8(__m512i a, __m512i b, __m512i pad, __m512i mask44, __m512i *m0,
+                      __m512i *m1, __m512i *m2)
+{
+    __m512i lo = _mm512_unpacklo_epi64(a, b);
+    __m512i hi = _mm512_unpackhi_epi64(a, b);
+
+    *m0 = _mm512_and_si512(lo, mask44);
+    /* (lo >> 44 | hi << 20) & mask44 in one ternary-logic op: 0xa8 = (A | B) & C */
+    *m1 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(lo, 44), _mm512_slli_epi64(hi, 20), mask44,
+                                    0xa8);
+    *m2 = _mm512_or_si512(_mm512_srli_epi64(hi, 24), pad);
+}
+
+AC_INLINE void load8(const uint8_t *in, __m512i pad, __m512i mask44, __m512i *m0, __m512i *m1,
+                     __m512i *m2)
+{
+    split8(_mm512_loadu_si512((const void *)in), _mm512_loadu_si512((const void *)(in + 64)), pad,
+           mask44, m0, m1, m2);
+}
+
+/* t = 1..7 blocks as the last t blocks of a group of 8 (zeros before them): masked
+ * loads read exactly the 16 t bytes (no copy through the stack, no address before
+ * `in`), then a two-source permute moves the 2 t words to the top of the 16. */
+AC_INLINE void load_partial8(const uint8_t *in, unsigned t, __m512i pad, __m512i mask44,
+                             __m512i *m0, __m512i *m1, __m512i *m2)
+{
+    const unsigned words = 2 * t, shift = 16 - words;
+    __m512i a = _mm512_maskz_loadu_epi64((__mmask8)((1u << (words < 8 ? words : 8)) - 1), in);
+    __m512i b = _mm512_setzero_si512();
+    if (words > 8)
+        b = _mm512_maskz_loadu_epi64((__mmask8)((1u << (words - 8)) - 1), in + 64);
+    const __m512i iota = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m512i sv = _mm512_set1_epi64((long long)shift);
+    /* word i of the result is word i - shift of (a, b); lanes below shift are zero */
+    __mmask8 ka = (__mmask8)(shift < 8 ? 0xffu << shift : 0);
+    __mmask8 kb = (__mmask8)(shift <= 8 ? 0xffu : 0xffu << (shift - 8));
+    __m512i g0 = _mm512_maskz_permutex2var_epi64(ka, a, _mm512_sub_epi64(iota, sv), b);
+    __m512i g1 = _mm512_maskz_permutex2var_epi64(
+        kb, a, _mm512_sub_epi64(_mm512_add_epi64(iota, _mm512_set1_epi64(8)), sv), b);
+    split8(g0, g1, pad, mask44, m0, m1, m2);
+}
+
+/* Column sums of x * r in radix 2^44 before carries, added into d: d[2c] collects
+ * the low 52 bits of each product in column c, d[2c + 1] the high bits (weight
+ * 2^52 = 2^8 in the next column). Terms at 2^132 and above use s = 20 r.
+ * Needs x and r limbs below 2^52. The x2 products come first: in the main loop
+ * h2 is ready before h0 and h1. */
+#define MAC(d, x0, x1, x2, r0, r1, r2, s1, s2)                                     \
+    do {                                                                           \
+        d[0] = _mm512_madd52lo_epu64(d[0], x2, s1);                                \
+        d[1] = _mm512_madd52hi_epu64(d[1], x2, s1);                                \
+        d[2] = _mm512_madd52lo_epu64(d[2], x2, s2);                                \
+        d[3] = _mm512_madd52hi_epu64(d[3], x2, s2);                                \
+        d[4] = _mm512_madd52lo_epu64(d[4], x2, r0);                                \
+        d[5] = _mm512_madd52hi_epu64(d[5], x2, r0);                                \
+        d[0] = _mm512_madd52lo_epu64(d[0], x0, r0);                                \
+        d[1] = _mm512_madd52hi_epu64(d[1], x0, r0);                                \
+        d[2] = _mm512_madd52lo_epu64(d[2], x0, r1);                                \
+        d[3] = _mm512_madd52hi_epu64(d[3], x0, r1);                                \
+        d[4] = _mm512_madd52lo_epu64(d[4], x0, r2);                                \
+        d[5] = _mm512_madd52hi_epu64(d[5], x0, r2);                                \
+        d[0] = _mm512_madd52lo_epu64(d[0], x1, s2);                                \
+        d[1] = _mm512_madd52hi_epu64(d[1], x1, s2);                                \
+        d[2] = _mm512_madd52lo_epu64(d[2], x1, r0);                                \
+        d[3] = _mm512_madd52hi_epu64(d[3], x1, r0);                                \
+        d[4] = _mm512_madd52lo_epu64(d[4], x1, r1);                                \
+        d[5] = _mm512_madd52hi_epu64(d[5], x1, r1);                                \
+    } while (0)
+
+/* Bounds. Between iterations h0 < 2^44, h1 < 2^44 + 2^7, h2 < 2^42; a loaded group
+ * adds below 2^44, 2^44, 2^41 (2^42.4 more in limb 2 of the first group, from the
+ * radix-2^64 h with h2 <= 4), so x0, x1 < 2^45.1, x2 < 2^43. Powers have the
+ * invariant's bounds (r0 < 2^44, r1 < 2^44 + 2^7, r2 < 2^42; r^1..r^4 canonical
+ * before the vector steps), so s1 < 2^48.4, s2 < 2^46.4: every IFMA input is below
+ * 2^52.
+ * One iteration adds x r^16 and m r^8 (m as above), so per column the sum of full
+ * products is below 2^92.8 (col 0), 2^91.1 (col 1), 2^90.2 (col 2): each lo
+ * accumulator is below 6 * 2^52 = 2^54.6, and hi accumulators below 2^40.8,
+ * 2^39.1, 2^38.2.
+ *
+ * Carries: d1lo + (d0lo >> 44) + (d0hi << 8) < 2^54.6 + 2^10.6 + 2^48.8 < 2^55;
+ * likewise d2lo < 2^55. Bits at 2^130 and up: c = (d2lo >> 42) + (d2hi << 10)
+ * < 2^13 + 2^48.2, and h0 + 5c < 2^44 + 2^50.6 < 2^52 fits a lane and an IFMA
+ * input; its carry, below 2^7, goes into h1. That restores the invariant. Nothing
+ * here is lazy beyond one step: all 64-bit lanes, no 32-bit products (the Linux
+ * AVX2 overflow came from a carry that outgrew its lane). */
+AC_INLINE void reduce(const __m512i d[6], __m512i mask44, __m512i mask42, __m512i *h0,
+                          __m512i *h1, __m512i *h2)
+{
+    __m512i t, c, d1, d2, x0;
+
+    x0 = _mm512_and_si512(d[0], mask44);
+    d1 = _mm512_add_epi64(d[2], _mm512_srli_epi64(d[0], 44));
+    d1 = _mm512_add_epi64(d1, _mm512_slli_epi64(d[1], 8));
+    *h1 = _mm512_and_si512(d1, mask44);
+    d2 = _mm512_add_epi64(d[4], _mm512_srli_epi64(d1, 44));
+    d2 = _mm512_add_epi64(d2, _mm512_slli_epi64(d[3], 8));
+    *h2 = _mm512_and_si512(d2, mask42);
+    c = _mm512_add_epi64(_mm512_srli_epi64(d2, 42), _mm512_slli_epi64(d[5], 10));
+    x0 = _mm512_add_epi64(x0, _mm512_add_epi64(c, _mm512_slli_epi64(c, 2)));
+    t = _mm512_srli_epi64(x0, 44);
+    *h0 = _mm512_and_si512(x0, mask44);
+    *h1 = _mm512_add_epi64(*h1, t);
+}
+
+/* Lane by lane x * r, reduced: the product of a table and a table or a broadcast. */
+AC_INLINE void mul_reduce(__m512i x0, __m512i x1, __m512i x2, __m512i r0, __m512i r1, __m512i r2,
+                          __m512i *h0, __m512i *h1, __m512i *h2)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i s1 = times20(r1), s2 = times20(r2);
+    __m512i d[6] = {zero, zero, zero, zero, zero, zero};
+
+    MAC(d, x0, x1, x2, r0, r1, r2, s1, s2);
+    reduce(d, _mm512_set1_epi64((long long)M44), _mm512_set1_epi64((long long)M42), h0, h1, h2);
+}
+
+AC_INLINE void split44(uint64_t out[3], const uint64_t x[3])
+{
+    out[0] = x[0] & M44;
+    out[1] = ((x[0] >> 44) | (x[1] << 20)) & M44;
+    out[2] = (x[1] >> 24) | (x[2] << 40);
+}
+
+/* r^1..r^4 by the scalar path (three dependent multiplications), then two vector
+ * steps: P8 = [r^4 r^4 r^3 r^3 r^2 r^2 r^1 r^1] * [r^4 1 r^4 1 r^4 1 r^4 1] and
+ * P16 = P8 * r^8. Far shorter than fifteen dependent scalar multiplications,
+ * which matters once per key (once per AEAD message). */
+static void compute_powers(poly1305_state *st)
+{
+    uint64_t pw[4][3], l[4][3];
+    uint8_t *tab = st->opaque + P64_VEC_OFFSET;
+    __m512i v[3], w[3], a[3], b[3];
+
+    p64_powers(st, pw, 4);
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)
+        split44(l[k], pw[k]);
+    /* Lane j needs r^e, e = 8 - (block in lane j) = 8 4 7 3 6 2 5 1: v holds r^(e - 4)
+     * or r^e and w holds r^4 or 1. Built from registers: narrow stores read back as
+     * one wide load would miss store-to-load forwarding. */
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
+        v[i] = _mm512_setr_epi64((long long)l[3][i], (long long)l[3][i], (long long)l[2][i],
+                                 (long long)l[2][i], (long long)l[1][i], (long long)l[1][i],
+                                 (long long)l[0][i], (long long)l[0][i]);
+        long long one = i == 0;
+        w[i] = _mm512_setr_epi64((long long)l[3][i], one, (long long)l[3][i], one,
+                                 (long long)l[3][i], one, (long long)l[3][i], one);
+    }
+    mul_reduce(v[0], v[1], v[2], w[0], w[1], w[2], &a[0], &a[1], &a[2]);
+    const __m512i zero = _mm512_setzero_si512();
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
+        _mm512_store_si512((void *)(tab + offsetof(ifma_powers, p8[i])), a[i]);
+        b[i] = _mm512_permutexvar_epi64(zero, a[i]); /* lane 0: r^8 */
+    }
+    mul_reduce(a[0], a[1], a[2], b[0], b[1], b[2], &b[0], &b[1], &b[2]);
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++)
+        _mm512_store_si512((void *)(tab + offsetof(ifma_powers, p16[i])), b[i]);
+
+    uint64_t one = 1;
+    P64_PUT(st, powers, one);
+}
+
+/* nb >= 1 blocks through the vector path; h in radix 2^64 in and out. */
+static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *in, size_t nb,
+                       uint32_t padbit)
+{
+    const __m512i mask44 = _mm512_set1_epi64((long long)M44);
+    const __m512i mask42 = _mm512_set1_epi64((long long)M42);
+    const __m512i pad = _mm512_set1_epi64((long long)((uint64_t)padbit << 40));
+    const uint8_t *tab = vec_area(st);
+    __m512i h0, h1, h2, m0, m1, m2;
+    size_t t = nb % 8, groups = (nb + 7) / 8;
+
+    /* The first group: a partial one when nb is not a multiple of 8, read as 8 - t
+     * zero blocks without pad bits followed by the t real blocks; h joins the
+     * first real block. */
+    {
+        unsigned first = 0;
+
+        if (t != 0) {
+            __mmask8 lanes = 0;
+            first = 8 - (unsigned)t;
+            for (unsigned k = first; k < 8; k++)
+                lanes |= (__mmask8)(1u << LANE_OF_BLOCK[k]);
+            load_partial8(in, (unsigned)t, _mm512_maskz_mov_epi64(lanes, pad), mask44, &m0, &m1,
+                          &m2);
+            in += 16 * t;
+        } else {
+            load8(in, pad, mask44, &m0, &m1, &m2);
+            in += 128;
+        }
+
+        __mmask8 hl = (__mmask8)(1u << LANE_OF_BLOCK[first]);
+        uint64_t a0 = h[0] & M44;
+        uint64_t a1 = ((h[0] >> 44) | (h[1] << 20)) & M44;
+        uint64_t a2 = (h[1] >> 24) | (h[2] << 40);
+        h0 = _mm512_mask_add_epi64(m0, hl, m0, _mm512_set1_epi64((long long)a0));
+        h1 = _mm512_mask_add_epi64(m1, hl, m1, _mm512_set1_epi64((long long)a1));
+        h2 = _mm512_mask_add_epi64(m2, hl, m2, _mm512_set1_epi64((long long)a2));
+    }
+    groups -= 1;
+
+    /* Main loop: h = h r^16 + m r^8 + m', two groups per iteration, one reduction. */
+    if (groups >= 2) {
+        const __m512i zero = _mm512_setzero_si512();
+        __m512i p0 = _mm512_load_si512((const void *)(tab + 0));
+        __m512i p1 = _mm512_load_si512((const void *)(tab + 64));
+        __m512i p2 = _mm512_load_si512((const void *)(tab + 128));
+        __m512i q0 = _mm512_load_si512((const void *)(tab + 192));
+        __m512i q1 = _mm512_load_si512((const void *)(tab + 256));
+        __m512i q2 = _mm512_load_si512((const void *)(tab + 320));
+        const __m512i b8_0 = _mm512_permutexvar_epi64(zero, p0);
+        const __m512i b8_1 = _mm512_permutexvar_epi64(zero, p1);
+        const __m512i b8_2 = _mm512_permutexvar_epi64(zero, p2);
+        const __m512i b8_s1 = times20(b8_1), b8_s2 = times20(b8_2);
+        const __m512i b16_0 = _mm512_permutexvar_epi64(zero, q0);
+        const __m512i b16_1 = _mm512_permutexvar_epi64(zero, q1);
+        const __m512i b16_2 = _mm512_permutexvar_epi64(zero, q2);
+        const __m512i b16_s1 = times20(b16_1), b16_s2 = times20(b16_2);
+
+        while (groups >= 2) {
+            __m512i d[6] = {zero, zero, zero, zero, zero, zero};
+
+            load8(in, pad, mask44, &m0, &m1, &m2);
+            MAC(d, m0, m1, m2, b8_0, b8_1, b8_2, b8_s1, b8_s2);
+            MAC(d, h0, h1, h2, b16_0, b16_1, b16_2, b16_s1, b16_s2);
+            reduce(d, mask44, mask42, &h0, &h1, &h2);
+            load8(in + 128, pad, mask44, &m0, &m1, &m2);
+            h0 = _mm512_add_epi64(h0, m0);
+            h1 = _mm512_add_epi64(h1, m1);
+            h2 = _mm512_add_epi64(h2, m2);
+            in += 256;
+            groups -= 2;
+        }
+    }
+
+    /* Last step: lane j times the power for its block, and one more group if left. */
+    {
+        const __m512i zero = _mm512_setzero_si512();
+        __m512i d[6] = {zero, zero, zero, zero, zero, zero};
+        __m512i p0 = _mm512_load_si512((const void *)(tab + 0));
+        __m512i p1 = _mm512_load_si512((const void *)(tab + 64));
+        __m512i p2 = _mm512_load_si512((const void *)(tab + 128));
+
+        if (groups == 1) {
+            __m512i q0 = _mm512_load_si512((const void *)(tab + 192));
+            __m512i q1 = _mm512_load_si512((const void *)(tab + 256));
+            __m512i q2 = _mm512_load_si512((const void *)(tab + 320));
+            load8(in, pad, mask44, &m0, &m1, &m2);
+            MAC(d, m0, m1, m2, p0, p1, p2, times20(p1), times20(p2));
+            MAC(d, h0, h1, h2, q0, q1, q2, times20(q1), times20(q2));
+        } else {
+            MAC(d, h0, h1, h2, p0, p1, p2, times20(p1), times20(p2));
+        }
+        reduce(d, mask44, mask42, &h0, &h1, &h2);
+    }
+
+    /* Sum the lanes (each limb sum below 2^47.1) and return to radix 2^64:
+     * below 2^133.1, folded back to h2 <= 4. */
+    uint64_t a0 = (uint64_t)_mm512_reduce_add_epi64(h0);
+    uint64_t a1 = (uint64_t)_mm512_reduce_add_epi64(h1);
+    uint64_t a2 = (uint64_t)_mm512_reduce_add_epi64(h2);
+    p64_u128 x = (p64_u128)a0 + ((p64_u128)a1 << 44);
+    h[0] = (uint64_t)x;
+    x = (x >> 64) + ((p64_u128)a2 << 24);
+    h[1] = (uint64_t)x;
+    h[2] = (uint64_t)(x >> 64);
+    p64_fold(h);
+}
+
+static void poly1305_avx512ifma_init(poly1305_state *st, const uint8_t key[32])
+{
+    p64_init(st, key);
+}
+
+static void poly1305_avx512ifma_blocks(poly1305_state *st, const uint8_t *in, size_t len,
+                                       uint32_t padbit)
+{
+    size_t nb = len / 16;
+    uint64_t h[3];
+
+    if (nb < VEC_MIN_BLOCKS) {
+        p64_blocks_call(st, in, len, padbit);
+        return;
+    }
+    uint64_t ready;
+    P64_GET(st, powers, ready);
+    if (!ready) {
+        if (nb < VEC_MIN_BLOCKS_COLD) {
+            p64_blocks_call(st, in, len, padbit);
+            return;
+        }
+        compute_powers(st);
+    }
+    P64_GET(st, h, h);
+    vec_blocks(st, h, in, nb, padbit);
+    P64_PUT(st, h, h);
+}
+
+static void poly1305_avx512ifma_finish(poly1305_state *st, uint8_t tag[16])
+{
+    p64_finish(st, tag);
+}
+
+const poly1305_kernel archcrypt_poly1305_avx512ifma = {
+    .init = poly1305_avx512ifma_init,
+    .blocks = poly1305_avx512ifma_blocks,
+    .finish = poly1305_avx512ifma_finish,
+};

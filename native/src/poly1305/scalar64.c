@@ -1,0 +1,33 @@
+/* Poly1305, 64-bit limbs: h = (h + m) * r mod 2^130 - 5 in radix 2^64 with 128-bit products, no vector unit (RFC 8439 2.5). */
+#include "poly1305/poly1305.h"
+
+#ifdef __SIZEOF_INT128__
+
+#include "poly1305/scalar64.h"
+
+static void poly1305_scalar64_init(poly1305_state *st, const uint8_t key[32])
+{
+    p64_init(st, key);
+}
+
+static void poly1305_scalar64_blocks(poly1305_state *st, const uint8_t *in, size_t len,
+                                     uint32_t padbit)
+{
+    p64_blocks_call(st, in, len, padbit);
+}
+
+static void poly1305_scalar64_finish(poly1305_state *st, uint8_t tag[16])
+{
+    p64_finish(st, tag);
+}
+
+const poly1305_kernel archcrypt_poly1305_scalar64 = {
+    .init = poly1305_scalar64_init,
+    .blocks = poly1305_scalar64_blocks,
+    .finish = poly1305_scalar64_finish,
+};
+
+#else
+/* ISO C forbids an empty translation unit. */
+typedef int poly1305_scalar64_unavailable;
+#endif
