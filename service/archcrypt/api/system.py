@@ -1,0 +1,95 @@
+"""Backends report, health probes and the Prometheus endpoint."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Response
+
+from .. import crypto
+from ..errors import NOT_READY, ProblemError
+from ..metrics import CONTENT_TYPE
+from .common import ResponseModel
+from .deps import State
+
+router = APIRouter(tags=["system"])
+
+
+class ImplementationInfo(ResponseModel):
+    name: str
+    requires: list[str]
+    runnable: bool
+
+
+class AlgorithmInfo(ResponseModel):
+    name: str
+    selected: str
+    forced: bool
+    self_test_passed: bool | None
+    implementations: list[ImplementationInfo]
+
+
+class CpuFeatureInfo(ResponseModel):
+    name: str
+    state: Literal["present", "absent", "masked"]
+
+
+class BackendsResponse(ResponseModel):
+    arch: str
+    version: str
+    compiler: str
+    features: list[CpuFeatureInfo]
+    algorithms: list[AlgorithmInfo]
+
+
+class Status(ResponseModel):
+    status: str
+
+
+@router.get("/v1/backends")
+async def backends(state: State) -> BackendsResponse:
+    """The CPU's features and, per algorithm, the chosen implementation and every other one."""
+    report = crypto.backends()
+    return BackendsResponse(
+        arch=report.arch,
+        version=report.version,
+        compiler=report.compiler,
+        features=[CpuFeatureInfo(name=f.name, state=f.state) for f in report.features],
+        algorithms=[
+            AlgorithmInfo(
+                name=a.name,
+                selected=a.selected,
+                forced=a.forced,
+                self_test_passed=state.self_tests.get(a.name),
+                implementations=[
+                    ImplementationInfo(name=i.name, requires=list(i.requires), runnable=i.runnable)
+                    for i in a.implementations
+                ],
+            )
+            for a in report.algorithms
+        ],
+    )
+
+
+@router.get("/livez")
+async def livez() -> Status:
+    """The process serves requests."""
+    return Status(status="alive")
+
+
+@router.get("/readyz", responses={503: {"description": "Startup self-test not passed"}})
+async def readyz(state: State) -> Status:
+    """Ready once every chosen implementation passed its known-answer self-test at startup."""
+    if not state.ready:
+        failed = sorted(name for name, ok in state.self_tests.items() if not ok)
+        detail = (
+            f"Self-test failed for: {', '.join(failed)}." if failed else "Startup has not finished."
+        )
+        raise ProblemError(NOT_READY, detail)
+    return Status(status="ready")
+
+
+@router.get("/metrics", response_class=Response)
+async def metrics(state: State) -> Response:
+    """Prometheus text exposition."""
+    return Response(state.metrics.render(), media_type=CONTENT_TYPE)

@@ -1,0 +1,51 @@
+"""One Settings object for the service: each field is read from ARCHCRYPT_<NAME>."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]
+
+MiB = 1024 * 1024
+KiB = 1024
+
+
+class Settings(BaseSettings):
+    """Runtime configuration. Byte limits of 0 mean "no limit".
+
+    ARCHCRYPT_FORCE and ARCHCRYPT_DISABLE_CPU_FEATURES share the prefix but belong to the
+    native library, which reads them itself in crypto.init(); they are not fields here.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="ARCHCRYPT_", extra="forbid", frozen=True)
+
+    host: str = Field(
+        default="127.0.0.1", description="Interface to bind (0.0.0.0 in a container)."
+    )
+    port: int = Field(default=8000, ge=0, le=65535)
+    log_level: LogLevel = "info"
+    max_body_bytes: int = Field(
+        default=16 * MiB,
+        ge=0,
+        description="Largest request body; larger ones get 413 before they are read.",
+    )
+    max_stream_bytes: int = Field(
+        default=0,
+        ge=0,
+        description="Largest application/octet-stream body hashed as a stream (0: unlimited).",
+    )
+    offload_threshold_bytes: int = Field(
+        default=64 * KiB,
+        ge=0,
+        description=(
+            "Inputs at least this large run in a worker thread (the C call releases the GIL); "
+            "smaller ones run inline, where a thread hop would cost more than the kernel."
+        ),
+    )
+    access_log: bool = Field(
+        default=False,
+        description="uvicorn's access log; it costs about a quarter of a small request.",
+    )

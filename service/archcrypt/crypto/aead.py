@@ -1,0 +1,131 @@
+"""ChaCha20-Poly1305 and XChaCha20-Poly1305 (RFC 8439, draft-irtf-cfrg-xchacha), raw ChaCha20."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+from . import errors
+from ._lib import BytesLike, check, init, lib, output, raise_status, to_bytes, view, view_exact
+
+__all__ = [
+    "AEAD_ALGORITHMS",
+    "AEAD_KEY_SIZE",
+    "AEAD_NONCE_SIZES",
+    "AEAD_TAG_SIZE",
+    "aead_open",
+    "aead_seal",
+    "chacha20_xor",
+    "hchacha20",
+]
+
+AEAD_ALGORITHMS: Final = ("chacha20-poly1305", "xchacha20-poly1305")
+AEAD_KEY_SIZE: Final = 32
+AEAD_TAG_SIZE: Final = 16
+AEAD_NONCE_SIZES: Final[Mapping[str, int]] = MappingProxyType(
+    {"chacha20-poly1305": 12, "xchacha20-poly1305": 24}
+)
+
+_CHACHA20_NONCE_SIZE: Final = 12
+_HCHACHA20_NONCE_SIZE: Final = 16
+_MAX_COUNTER: Final = 0xFFFFFFFF
+
+# algorithm -> (seal, open, nonce size)
+_AEAD: Final[Mapping[str, tuple[Any, Any, int]]] = MappingProxyType(
+    {
+        "chacha20-poly1305": (
+            lib.archcrypt_chacha20poly1305_seal,
+            lib.archcrypt_chacha20poly1305_open,
+            AEAD_NONCE_SIZES["chacha20-poly1305"],
+        ),
+        "xchacha20-poly1305": (
+            lib.archcrypt_xchacha20poly1305_seal,
+            lib.archcrypt_xchacha20poly1305_open,
+            AEAD_NONCE_SIZES["xchacha20-poly1305"],
+        ),
+    }
+)
+
+
+def _functions(algorithm: str) -> tuple[Any, Any, int]:
+    try:
+        return _AEAD[algorithm]
+    except (KeyError, TypeError):
+        raise errors.UnknownAlgorithmError(
+            f"unknown AEAD algorithm {algorithm!r}; expected one of {', '.join(AEAD_ALGORITHMS)}"
+        ) from None
+
+
+def aead_seal(
+    algorithm: str, key: BytesLike, nonce: BytesLike, plaintext: BytesLike, aad: BytesLike = b""
+) -> bytes:
+    """Encrypt and authenticate; returns ciphertext || 16-byte tag."""
+    seal, _, nonce_size = _functions(algorithm)
+    init()
+    key_c = view_exact(key, AEAD_KEY_SIZE, "key")
+    nonce_c = view_exact(nonce, nonce_size, "nonce")
+    pt_c, pt_len = view(plaintext, "plaintext")
+    aad_c, aad_len = view(aad, "aad")
+    size = pt_len + AEAD_TAG_SIZE
+    out = output(size)
+    check(seal(out, pt_c, pt_len, aad_c, aad_len, key_c, nonce_c), f"{algorithm} seal")
+    return to_bytes(out, size)
+
+
+def aead_open(
+    algorithm: str, key: BytesLike, nonce: BytesLike, ciphertext: BytesLike, aad: BytesLike = b""
+) -> bytes:
+    """Verify and decrypt ciphertext || tag; AuthenticationError when the tag does not match."""
+    _, open_, nonce_size = _functions(algorithm)
+    init()
+    key_c = view_exact(key, AEAD_KEY_SIZE, "key")
+    nonce_c = view_exact(nonce, nonce_size, "nonce")
+    ct_c, ct_len = view(ciphertext, "ciphertext")
+    aad_c, aad_len = view(aad, "aad")
+    if ct_len < AEAD_TAG_SIZE:
+        raise errors.InvalidInputError(
+            f"ciphertext must include the {AEAD_TAG_SIZE}-byte tag, got {ct_len} bytes"
+        )
+    size = ct_len - AEAD_TAG_SIZE
+    out = output(size)
+    status = open_(out, ct_c, ct_len, aad_c, aad_len, key_c, nonce_c)
+    if status == int(lib.ARCHCRYPT_ERR_AUTHENTICATION):
+        raise errors.AuthenticationError(f"{algorithm} open: authentication failed")
+    check(status, f"{algorithm} open")
+    return to_bytes(out, size)
+
+
+def chacha20_xor(key: BytesLike, nonce12: BytesLike, data: BytesLike, counter: int = 0) -> bytes:
+    """Raw RFC 8439 ChaCha20 (32-bit block counter, 96-bit nonce): data XOR keystream.
+
+    MessageTooLongError when a block would need a counter above 2**32 - 1.
+    """
+    if isinstance(counter, bool) or not isinstance(counter, int):
+        raise TypeError(f"counter must be an int, not {type(counter).__name__}")
+    if not 0 <= counter <= _MAX_COUNTER:
+        raise errors.InvalidInputError(f"counter must be in 0..2**32-1, got {counter}")
+    init()
+    key_c = view_exact(key, AEAD_KEY_SIZE, "key")
+    nonce_c = view_exact(nonce12, _CHACHA20_NONCE_SIZE, "nonce")
+    in_c, length = view(data, "data")
+    out = output(length)
+    status = int(lib.archcrypt_chacha20_xor(out, in_c, length, key_c, nonce_c, counter))
+    if status == int(lib.ARCHCRYPT_ERR_MESSAGE_TOO_LONG):
+        blocks = -(-length // 64)
+        raise errors.MessageTooLongError(
+            f"chacha20: {blocks} blocks from counter {counter} would wrap the 32-bit block counter"
+        )
+    if status != 0:
+        raise_status(status, "chacha20")
+    return to_bytes(out, length)
+
+
+def hchacha20(key: BytesLike, nonce16: BytesLike) -> bytes:
+    """HChaCha20 (draft-irtf-cfrg-xchacha section 2.2): a 32-byte subkey."""
+    init()
+    key_c = view_exact(key, AEAD_KEY_SIZE, "key")
+    nonce_c = view_exact(nonce16, _HCHACHA20_NONCE_SIZE, "nonce")
+    out = output(32)
+    lib.archcrypt_hchacha20(out, key_c, nonce_c)
+    return to_bytes(out, 32)

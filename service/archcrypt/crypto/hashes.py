@@ -1,0 +1,82 @@
+"""SHA-224, SHA-256, SHA-384 and SHA-512 (FIPS 180-4), one-shot and incremental."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+from . import errors
+from ._lib import BytesLike, StreamingContext, check, init, lib, output, require_gc, to_bytes, view
+
+__all__ = ["DIGEST_SIZES", "HASH_ALGORITHMS", "Hash", "digest"]
+
+HASH_ALGORITHMS: Final = ("sha224", "sha256", "sha384", "sha512")
+DIGEST_SIZES: Final[Mapping[str, int]] = MappingProxyType(
+    {"sha224": 28, "sha256": 32, "sha384": 48, "sha512": 64}
+)
+BLOCK_SIZES: Final[Mapping[str, int]] = MappingProxyType(
+    {"sha224": 64, "sha256": 64, "sha384": 128, "sha512": 128}
+)
+_HASH_IDS: Final[Mapping[str, int]] = MappingProxyType(
+    {
+        "sha224": int(lib.ARCHCRYPT_SHA224),
+        "sha256": int(lib.ARCHCRYPT_SHA256),
+        "sha384": int(lib.ARCHCRYPT_SHA384),
+        "sha512": int(lib.ARCHCRYPT_SHA512),
+    }
+)
+
+
+def hash_id(algorithm: str) -> int:
+    """The C archcrypt_hash_id of a hash name."""
+    try:
+        return _HASH_IDS[algorithm]
+    except (KeyError, TypeError):
+        raise errors.UnknownAlgorithmError(
+            f"unknown hash {algorithm!r}; expected one of {', '.join(HASH_ALGORITHMS)}"
+        ) from None
+
+
+def digest(algorithm: str, data: BytesLike) -> bytes:
+    """One-shot hash of data."""
+    hid = hash_id(algorithm)
+    init()
+    data_c, length = view(data, "data")
+    size = DIGEST_SIZES[algorithm]
+    out = output(size)
+    check(int(lib.archcrypt_hash(hid, out, data_c, length)), algorithm)
+    return to_bytes(out, size)
+
+
+class Hash(StreamingContext):
+    """Incremental hash: update() any number of times, copy() to fork, finalize() once."""
+
+    __slots__ = ("block_size", "name")
+
+    def __init__(self, algorithm: str) -> None:
+        hid = hash_id(algorithm)
+        init()
+        ctx = require_gc(lib.archcrypt_hash_new(hid), lib.archcrypt_hash_free, algorithm)
+        self._setup(algorithm, ctx)
+
+    def _setup(self, algorithm: str, ctx: object) -> None:
+        self.name = algorithm
+        self.block_size = BLOCK_SIZES[algorithm]
+        self._attach(
+            ctx,
+            lib.archcrypt_hash_update,
+            lib.archcrypt_hash_final,
+            DIGEST_SIZES[algorithm],
+            algorithm,
+        )
+
+    def copy(self) -> Hash:
+        """An independent hash of everything absorbed so far."""
+        with self._lock:
+            if self._done:
+                raise self._finished("copy")
+            ctx = require_gc(lib.archcrypt_hash_copy(self._ctx), lib.archcrypt_hash_free, self.name)
+        clone = Hash.__new__(Hash)
+        clone._setup(self.name, ctx)
+        return clone

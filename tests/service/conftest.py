@@ -1,0 +1,104 @@
+"""A real uvicorn server, started once per session as `python -m archcrypt serve`, over HTTP."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .helpers import free_port
+
+# Small enough that the 413 tests send little, large enough for every other request.
+MAX_BODY_BYTES = 1 << 20
+STREAM_LIMIT_BYTES = 1 << 20
+STARTUP_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Server:
+    port: int
+    log: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def _serve(log_dir: Path, **env: str) -> Iterator[Server]:
+    port = free_port()
+    log = log_dir / "server.log"
+    environment = {**os.environ, **env}
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "archcrypt",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=environment,
+        )
+    server = Server(port, log)
+    try:
+        _wait_ready(process, server)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_ready(process: subprocess.Popen[bytes], server: Server) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"server exited with {process.returncode}:\n{server.log.read_text()}")
+        try:
+            if httpx.get(f"{server.base_url}/readyz", timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    pytest.fail(f"server not ready after {STARTUP_TIMEOUT} s:\n{server.log.read_text()}")
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The service as deployed, with a 1 MiB body limit and an unlimited octet-stream hash."""
+    yield from _serve(
+        tmp_path_factory.mktemp("server"),
+        ARCHCRYPT_MAX_BODY_BYTES=str(MAX_BODY_BYTES),
+        ARCHCRYPT_MAX_STREAM_BYTES="0",
+    )
+
+
+@pytest.fixture(scope="session")
+def stream_limited_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A second instance whose octet-stream hash is capped at 1 MiB."""
+    yield from _serve(
+        tmp_path_factory.mktemp("stream-limited"),
+        ARCHCRYPT_MAX_BODY_BYTES=str(MAX_BODY_BYTES),
+        ARCHCRYPT_MAX_STREAM_BYTES=str(STREAM_LIMIT_BYTES),
+    )
+
+
+@pytest.fixture(scope="session")
+def client(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.base_url, timeout=60.0) as http:
+        yield http
