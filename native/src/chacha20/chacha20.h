@@ -23,6 +23,10 @@ extern const chacha20_kernel archcrypt_chacha20_ssse3;
 extern const chacha20_kernel archcrypt_chacha20_avx2;
 extern const chacha20_kernel archcrypt_chacha20_avx512;
 #endif
+#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+extern const chacha20_kernel archcrypt_chacha20_power8;
+extern const chacha20_kernel archcrypt_chacha20_power10;
+#endif
 
 /* HChaCha20 (draft-irtf-cfrg-xchacha section 2.2), portable only: one block per message. */
 void ac_hchacha20(uint32_t out[8], const uint32_t key[8], const uint32_t nonce[4]);

@@ -31,6 +31,10 @@ extern const poly1305_kernel archcrypt_poly1305_scalar64;
 extern const poly1305_kernel archcrypt_poly1305_avx2;
 extern const poly1305_kernel archcrypt_poly1305_avx512ifma;
 #endif
+#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+extern const poly1305_kernel archcrypt_poly1305_power8;
+extern const poly1305_kernel archcrypt_poly1305_power9;
+#endif
 
 /* Buffering front (poly1305.c) over whichever kernel was in effect at init. Also
  * used by the AEAD composition. */
