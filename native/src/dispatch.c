@@ -64,6 +64,11 @@ static const ac_impl_row chacha20_poly1305_rows[] = {
 };
 
 static const ac_impl_row sha256_rows[] = {
+#if defined(__x86_64__)
+    /* ssse3: pshufb for the byte swap; sse4_1: pblendw for the ABEF/CDGH state. */
+    {"sha_ni", "sha_ni,sse4_1,ssse3", &archcrypt_sha256_sha_ni},
+    {"avx2", "avx2,bmi2", &archcrypt_sha256_avx2},
+#endif
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
     {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_sha256_power8},
 #endif
@@ -71,6 +76,9 @@ static const ac_impl_row sha256_rows[] = {
 };
 
 static const ac_impl_row sha512_rows[] = {
+#if defined(__x86_64__)
+    {"avx2", "avx2,bmi2", &archcrypt_sha512_avx2},
+#endif
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
     {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_sha512_power8},
 #endif

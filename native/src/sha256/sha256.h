@@ -12,6 +12,11 @@ typedef struct sha256_kernel {
 
 extern const sha256_kernel archcrypt_sha256_portable;
 
+#if defined(__x86_64__)
+extern const sha256_kernel archcrypt_sha256_sha_ni;
+extern const sha256_kernel archcrypt_sha256_avx2;
+#endif
+
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
 extern const sha256_kernel archcrypt_sha256_power8;
 #endif

@@ -12,6 +12,10 @@ typedef struct sha512_kernel {
 
 extern const sha512_kernel archcrypt_sha512_portable;
 
+#if defined(__x86_64__)
+extern const sha512_kernel archcrypt_sha512_avx2;
+#endif
+
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
 extern const sha512_kernel archcrypt_sha512_power8;
 #endif
