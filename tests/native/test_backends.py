@@ -337,3 +337,35 @@ def test_disabled_rows_are_refused_in_a_masked_process() -> None:
     """
     out = _run({"ARCHCRYPT_DISABLE_CPU_FEATURES": "all"}, code)
     assert all(out["refused"]), out  # type: ignore[arg-type]
+
+
+LADDER = """
+    import json
+    from archcrypt import crypto
+    print(json.dumps({a.name: [a.selected, [[i.name, list(i.requires), i.runnable]
+                                           for i in a.implementations]]
+                      for a in crypto.backends().algorithms}))
+"""
+
+
+@pytest.mark.parametrize("algorithm", [a.name for a in crypto.backends().algorithms])
+def test_masking_walks_the_ladder_down_to_a_feature_free_row(algorithm: str) -> None:
+    """Masking the features of the chosen row, one rung at a time, selects the next
+    runnable row in table order each time, until a row that needs no feature."""
+    masked: set[str] = set()
+    seen: list[str] = []
+    while True:
+        env = {"ARCHCRYPT_DISABLE_CPU_FEATURES": ",".join(sorted(masked))} if masked else {}
+        selected, rows = _run(env, LADDER)[algorithm]  # type: ignore[misc]
+        expected = next(name for name, _, runnable in rows if runnable)
+        assert selected == expected, f"masked {sorted(masked)}: chose {selected}, not {expected}"
+        assert selected not in seen
+        seen.append(selected)
+        requires = next(req for name, req, _ in rows if name == selected)
+        if not requires:
+            break
+        masked |= set(requires)
+    names = [name for name, _, _ in _run({}, LADDER)[algorithm][1]]  # type: ignore[index]
+    assert names[-1] in ("portable", "composed")
+    # every rung reached is in table order
+    assert seen == sorted(seen, key=names.index)
