@@ -86,6 +86,10 @@ static const ac_impl_row sha512_rows[] = {
 };
 
 static const ac_impl_row camellia_rows[] = {
+#if defined(__x86_64__)
+    {"vaes_avx2", "vaes,avx2,aesni", &archcrypt_camellia_vaes_avx2},
+    {"aesni_avx2", "aesni,avx2", &archcrypt_camellia_aesni_avx2},
+#endif
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
     {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_camellia_power8},
 #endif

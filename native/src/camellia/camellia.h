@@ -27,6 +27,11 @@ extern const camellia_kernel archcrypt_camellia_portable;
 extern const camellia_kernel archcrypt_camellia_power8;
 #endif
 
+#if defined(__x86_64__)
+extern const camellia_kernel archcrypt_camellia_vaes_avx2;
+extern const camellia_kernel archcrypt_camellia_aesni_avx2;
+#endif
+
 /* The F-function with an S-box read that scans the whole table (portable.c): the key
  * schedule runs it on secret data, so no memory access may depend on the key. */
 uint64_t ac_camellia_f_ct(uint64_t F_IN, uint64_t KE);
