@@ -8,14 +8,16 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 
-# Debian packages: a C toolchain, and for the cross-architecture proofs the cross
-# compilers and qemu-user. Only what is missing is installed.
+# Debian packages: a C toolchain, for the cross-architecture proofs the cross
+# compilers and qemu-user, and for the metrics tests a real Prometheus (prometheus and
+# promtool; the tests start their own server on loopback). Only what is missing is installed.
 debian_packages=(
     build-essential make
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross
     gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
     gcc-s390x-linux-gnu libc6-dev-s390x-cross
     qemu-user-static
+    prometheus
 )
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -29,9 +31,20 @@ if ((${#missing[@]})); then
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -qq
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null 2>&1; then
+            # The package enables (and under systemd starts) a system-wide Prometheus on :9090;
+            # the tests only need the binaries and run their own, so leave no daemon behind.
+            if [[ -d /run/systemd/system ]]; then
+                systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+            else
+                systemctl disable prometheus.service >/dev/null 2>&1 || true
+            fi
+            echo "setup: the Debian prometheus service is installed but disabled (the tests run their own)"
+        fi
     else
         echo "setup: missing Debian packages (run as root to install): ${missing[*]}" >&2
-        echo "setup: the cross-architecture tests need them" >&2
+        echo "setup: the cross-architecture tests need the compilers and qemu (or ARCHCRYPT_SKIP_CROSS=1);" >&2
+        echo "setup: the metrics tests need prometheus (or ARCHCRYPT_SKIP_PROMETHEUS=1)" >&2
     fi
 fi
 

@@ -104,7 +104,8 @@ static double timed_run(uint64_t blocks)
  * governor raise the clock before the runs that count. Runs of that length
  * then repeat until the budget is spent, and the fastest wins: an interrupt,
  * preemption or a stolen vCPU can only make a run slower, never faster, so the
- * maximum is the least disturbed sample. Runs are kept short because on a busy
+ * maximum is the least disturbed sample (and at least eight runs count, however
+ * long a preempted one took). Runs are kept short because on a busy
  * machine every long run is shared with someone, while some short ones fit
  * inside a scheduler time slice; a millisecond is still ten thousand times the
  * cost of reading the clock. */
@@ -132,13 +133,15 @@ double archcrypt_core_hz(double seconds)
     }
     best = (double)blocks * ADDS_PER_BLOCK / t;
 
-    for (;;) {
+    /* At least a few runs whatever the budget: a calibration run that was preempted
+     * can alone outlast the budget, and must not become the answer. */
+    for (int runs = 0;; runs++) {
         double elapsed;
 
         if (now(&elapsed) != 0)
             return 0.0;
         elapsed -= start;
-        if (elapsed + t > seconds)
+        if (runs >= 8 && elapsed + t > seconds)
             break;
         t = timed_run(blocks);
         if (t <= 0.0)

@@ -10,15 +10,17 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio.to_thread
 from fastapi import FastAPI
 
-from . import __version__, crypto
+from . import __version__, benchmark, crypto
 from .api import ROUTERS
 from .api.deps import ServiceState
 from .api.ecb import ECB_WARNING
 from .config import Settings
 from .errors import install_problem_handlers
 from .middleware import BodyLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
+from .scheduler import BackgroundBenchmark
 
 logger = logging.getLogger("archcrypt")
 
@@ -34,42 +36,78 @@ _TAGS = [
 ]
 
 
-def start(state: ServiceState) -> None:
-    """Load the native library, self-test every chosen implementation, publish the result.
+def start(state: ServiceState) -> BackgroundBenchmark | None:
+    """Load the native library, self-test every runnable implementation, publish the result,
+    and start the benchmark (the process is ready once its first run is over).
 
     A bad ARCHCRYPT_FORCE or ARCHCRYPT_DISABLE_CPU_FEATURES raises here and stops startup:
-    a misconfigured kernel choice should fail loudly, not serve. A failed self-test keeps
-    the process alive but never ready, and the crypto routes refuse to answer.
+    a misconfigured kernel choice should fail loudly, not serve. A failed self-test of a
+    chosen implementation keeps the process alive but never ready, and the crypto routes
+    refuse to answer; one of an implementation not in use is published (and alerted on)
+    and keeps that implementation out of the benchmark.
     """
     crypto.init()
     report = crypto.backends()
+    results: dict[tuple[str, str], bool] = {}
     for algorithm in report.algorithms:
-        try:
-            passed = crypto.self_test(algorithm.name)
-        except crypto.ArchcryptError:
-            logger.exception("self-test of %s (%s) raised", algorithm.name, algorithm.selected)
-            passed = False
-        state.self_tests[algorithm.name] = passed
-        if not passed:
-            logger.error(
-                "self-test FAILED: %s implementation %s", algorithm.name, algorithm.selected
-            )
-    state.metrics.publish_startup(report, state.self_tests)
-    state.ready = all(state.self_tests.values())
+        for impl in algorithm.implementations:
+            if impl.runnable:
+                results[algorithm.name, impl.name] = _self_test(algorithm.name, impl.name)
+        state.self_tests[algorithm.name] = results.get((algorithm.name, algorithm.selected), False)
+    state.metrics.publish_startup(report, results)
     logger.info(
         "archcrypt %s on %s: %s",
         report.version,
         report.arch,
         ", ".join(f"{a.name}={a.selected}" for a in report.algorithms),
     )
+    kernels_ok = all(state.self_tests.values())
+    settings = state.settings
+    if not (kernels_ok and settings.benchmark_enabled):
+        state.ready = kernels_ok
+        return None
+
+    cells, skipped = benchmark.plan(report, usable=lambda a, i: results.get((a, i), False))
+    for note in skipped:
+        logger.debug("benchmark skips %s", note)
+
+    def first_run_over() -> None:
+        state.ready = True
+
+    background = BackgroundBenchmark(
+        cells,
+        budget=settings.benchmark_budget_seconds,
+        interval=settings.benchmark_interval_seconds,
+        metrics=state.metrics,
+        arch=report.arch,
+        on_first_run=first_run_over,
+    )
+    background.start()
+    return background
+
+
+def _self_test(algorithm: str, implementation: str) -> bool:
+    try:
+        passed = crypto.self_test(algorithm, implementation)
+    except crypto.ArchcryptError:
+        logger.exception("self-test of %s (%s) raised", algorithm, implementation)
+        return False
+    if not passed:
+        logger.error("self-test FAILED: %s implementation %s", algorithm, implementation)
+    return passed
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     state: ServiceState = app.state.archcrypt
-    start(state)
-    yield
-    state.ready = False
+    background = start(state)
+    try:
+        yield
+    finally:
+        state.ready = False
+        if background is not None:
+            # between two cells: at most one cell's share of the budget
+            await anyio.to_thread.run_sync(background.stop)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
 import os
+import shutil
+import socket
+import tempfile
 from collections.abc import Callable, Sequence
 from copy import deepcopy
+from pathlib import Path
 from time import perf_counter
 from typing import Any
 
@@ -16,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import __version__, crypto
+from . import __version__, benchmark, crypto
 
 DEFAULT_SIZES = (64, 1024, 16384, 65536, 1048576)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
@@ -41,17 +46,22 @@ def main() -> None:
     type=click.Choice(LOG_LEVELS, case_sensitive=False),
     help="[env ARCHCRYPT_LOG_LEVEL, default info]",
 )
-def serve(host: str | None, port: int | None, log_level: str | None) -> None:
-    """Run the HTTP service (uvicorn, one process; scale with replicas)."""
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    help="uvicorn worker processes [env ARCHCRYPT_WORKERS, default 1; scale with replicas].",
+)
+def serve(host: str | None, port: int | None, log_level: str | None, workers: int | None) -> None:
+    """Run the HTTP service (uvicorn; one process unless --workers says otherwise)."""
     import uvicorn
 
-    from .app import create_app
     from .config import Settings
 
     options: dict[str, Any] = {
         "host": host,
         "port": port,
         "log_level": log_level and log_level.lower(),
+        "workers": workers,
     }
     try:
         # only what was given, so the environment still supplies the rest
@@ -59,15 +69,45 @@ def serve(host: str | None, port: int | None, log_level: str | None) -> None:
     except ValidationError as exc:
         raise click.ClickException(f"invalid settings:\n{exc}") from None
     _init()  # before uvicorn, so a configuration error reads as one
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        log_config=_log_config(settings.log_level),
-        access_log=settings.access_log,
-        server_header=False,
-    )
+    # Before anything imports prometheus_client: it picks its mode once, at import.
+    _prepare_multiprocess_metrics(settings.workers)
+    common: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "log_config": _log_config(settings.log_level),
+        "access_log": settings.access_log,
+        "server_header": False,
+    }
+    if settings.workers == 1:
+        from .app import create_app
+
+        uvicorn.run(create_app(settings), **common)
+    else:
+        # Each worker builds its app from the environment; pass on what came as options.
+        for name, value in options.items():
+            if value is not None:
+                os.environ[f"ARCHCRYPT_{name.upper()}"] = str(value)
+        uvicorn.run("archcrypt.app:create_app", factory=True, workers=settings.workers, **common)
+
+
+def _prepare_multiprocess_metrics(workers: int) -> None:
+    """Several workers share their metrics through prometheus-client's multiprocess mode:
+    a directory of value files, PROMETHEUS_MULTIPROC_DIR (a fresh temporary one unless
+    set). Whatever an earlier generation left there is removed before the workers start;
+    counters would otherwise carry on from a previous run."""
+    from .scheduler import clean_multiprocess_dir
+
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    elif workers > 1:
+        directory = tempfile.mkdtemp(prefix="archcrypt-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    else:
+        return
+    clean_multiprocess_dir(directory)
 
 
 def _log_config(level: str) -> dict[str, Any]:
@@ -88,11 +128,39 @@ def _log_config(level: str) -> dict[str, Any]:
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def info(as_json: bool) -> None:
-    """CPU features and, per algorithm, the chosen implementation and every other one."""
+@click.option(
+    "--benchmark/--no-benchmark",
+    "run_benchmark",
+    default=None,
+    help="Run the service's startup benchmark and print its figures "
+    "[env ARCHCRYPT_BENCHMARK_ENABLED, default on].",
+)
+@click.option(
+    "--budget",
+    type=click.FloatRange(min=0.0, min_open=True),
+    help="Seconds for the whole benchmark [env ARCHCRYPT_BENCHMARK_BUDGET_SECONDS, default 2].",
+)
+def info(as_json: bool, run_benchmark: bool | None, budget: float | None) -> None:
+    """CPU features, per algorithm the chosen implementation and every other one, and the
+    throughput figures a server on this host publishes on /metrics."""
+    from .config import Settings
+
     report = _backends()
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        raise click.ClickException(f"invalid settings:\n{exc}") from None
+    run: benchmark.BenchmarkRun | None = None
+    if run_benchmark if run_benchmark is not None else settings.benchmark_enabled:
+        # What the service does at startup: the same cells, sizes and budget.
+        cells, _ = benchmark.plan(report)
+        run = _run_with_progress(cells, budget or settings.benchmark_budget_seconds)
+
     if as_json:
-        click.echo(json.dumps(dataclasses.asdict(report), indent=2))
+        document: dict[str, Any] = dataclasses.asdict(report)
+        if run is not None:
+            document["benchmark"] = dataclasses.asdict(run)
+        click.echo(json.dumps(document, indent=2))
         return
 
     console = Console()
@@ -125,6 +193,51 @@ def info(as_json: bool) -> None:
             )
         table.add_section()
     console.print(table)
+    if run is not None:
+        figures = [_cell(result, run.core_hz) for result in run.results]
+        _print_bench(console, figures, benchmark.SIZES, run.core_hz)
+        console.print(
+            f"Benchmark: {len(run.results)} cells in {run.duration_seconds:.2f} s "
+            f"(budget {run.budget_seconds:g} s), as a server publishes them in "
+            "archcrypt_benchmark_throughput_bytes_per_second."
+        )
+
+
+def _run_with_progress(cells: Sequence[benchmark.Cell], budget: float) -> benchmark.BenchmarkRun:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("benchmark", total=len(cells))
+        done = 0
+
+        def advance(cell: benchmark.Cell) -> None:  # called as each cell starts
+            nonlocal done
+            description = f"{cell.algorithm}/{cell.implementation} {cell.size_bytes} B"
+            progress.update(task, description=description, completed=done)
+            done += 1
+
+        run = benchmark.run(cells, budget, progress=advance)
+    assert run is not None  # only a stop event ends a run early
+    return run
+
+
+def _cell(result: benchmark.Result, hz: float) -> dict[str, Any]:
+    return {
+        "algorithm": result.algorithm,
+        "implementation": result.implementation,
+        "selected": result.selected,
+        "size_bytes": result.size_bytes,
+        "bytes_per_second": result.bytes_per_second,
+        "cycles_per_byte": hz / result.bytes_per_second if result.bytes_per_second else 0.0,
+        "iterations": result.iterations,
+        "seconds": result.seconds,
+        "core_hz": hz,
+    }
 
 
 # ---- bench ------------------------------------------------------------------------------
@@ -165,8 +278,29 @@ def _parse_sizes(ctx: click.Context, param: click.Parameter, value: str) -> tupl
     help="Only this algorithm (repeatable); default: all.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Emit a JSON list of cells on stdout.")
+@click.option(
+    "--plot",
+    "plot_file",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also draw throughput per implementation and size into this PNG (needs matplotlib: "
+    "pip install 'archcrypt[plot]').",
+)
+@click.option(
+    "--compare",
+    "compare_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE.json",
+    help="With --plot: also draw the cells of another host, saved by `archcrypt bench --json` "
+    "(repeatable).",
+)
 def bench(
-    sizes: tuple[int, ...], min_time: float, algorithms: tuple[str, ...], as_json: bool
+    sizes: tuple[int, ...],
+    min_time: float,
+    algorithms: tuple[str, ...],
+    as_json: bool,
+    plot_file: Path | None,
+    compare_files: tuple[Path, ...],
 ) -> None:
     """Throughput of every runnable implementation, through the Python facade.
 
@@ -174,6 +308,11 @@ def bench(
     the facade for at least --min-time seconds. Small sizes measure the Python call path as
     much as the kernel; native/bench is the kernel-only number.
     """
+    if compare_files and plot_file is None:
+        raise click.BadParameter("needs --plot", param_hint="--compare")
+    others = [_load_cells(path) for path in compare_files]
+    if plot_file is not None:
+        _check_plot_support()
     report = _backends()
     known = [a.name for a in report.algorithms]
     unknown = sorted(set(algorithms) - set(known))
@@ -181,27 +320,11 @@ def bench(
         raise click.BadParameter(
             f"unknown {', '.join(unknown)}; known: {', '.join(known)}", param_hint="--algorithm"
         )
-
-    plan: list[tuple[str, str, bool, int]] = []
-    skipped: list[str] = []
-    for algorithm in report.algorithms:
-        if algorithms and algorithm.name not in algorithms:
-            continue
-        if algorithm.name not in _WORKLOADS:
-            skipped.append(f"{algorithm.name}: no benchmark workload")
-            continue
-        for impl in algorithm.implementations:
-            if not impl.runnable:
-                skipped.append(f"{algorithm.name}/{impl.name}: not runnable on this CPU")
-                continue
-            for size in sizes:
-                if algorithm.name == "camellia" and size % 16:
-                    skipped.append(f"camellia/{impl.name} at {size} B: not whole 16-byte blocks")
-                    continue
-                plan.append((algorithm.name, impl.name, impl.name == algorithm.selected, size))
+    plan, skipped = benchmark.plan(report, sizes, algorithms=algorithms)
 
     err = Console(stderr=True)
     hz = crypto.core_hz()
+    host = socket.gethostname()
     cells: list[dict[str, Any]] = []
     with Progress(
         TextColumn("{task.description}"),
@@ -212,23 +335,27 @@ def bench(
         transient=True,
     ) as progress:
         task = progress.add_task("benchmark", total=len(plan))
-        for name, impl_name, selected, size in plan:
-            progress.update(task, description=f"{name}/{impl_name} {size} B")
-            call = _WORKLOADS[name](size)
-            with crypto.use_implementation(name, impl_name):
+        for cell in plan:
+            progress.update(
+                task, description=f"{cell.algorithm}/{cell.implementation} {cell.size_bytes} B"
+            )
+            call = benchmark.WORKLOADS[cell.algorithm](cell.size_bytes)
+            with crypto.use_implementation(cell.algorithm, cell.implementation):
                 iterations, seconds = _time(call, min_time)
-            rate = size * iterations / seconds
+            rate = cell.size_bytes * iterations / seconds
             cells.append(
                 {
-                    "algorithm": name,
-                    "implementation": impl_name,
-                    "selected": selected,
-                    "size_bytes": size,
+                    "algorithm": cell.algorithm,
+                    "implementation": cell.implementation,
+                    "selected": cell.selected,
+                    "size_bytes": cell.size_bytes,
                     "bytes_per_second": rate,
                     "cycles_per_byte": hz / rate,
                     "iterations": iterations,
                     "seconds": seconds,
                     "core_hz": hz,
+                    "host": host,
+                    "arch": report.arch,
                 }
             )
             progress.advance(task)
@@ -239,6 +366,40 @@ def bench(
         _print_bench(Console(), cells, sizes, hz)
     for note in skipped:
         err.print(f"[dim]skipped {note}[/]")
+    if plot_file is not None:
+        from .plot import plot_throughput
+
+        plot_throughput([cells, *others], plot_file)
+        err.print(f"plot written to {plot_file}")
+
+
+def _check_plot_support() -> None:
+    """Fail before benchmarking, not after, when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise click.ClickException(
+            "--plot needs matplotlib: pip install 'archcrypt[plot]'"
+        ) from None
+
+
+def _load_cells(path: Path) -> list[dict[str, Any]]:
+    try:
+        cells = json.loads(path.read_text())
+        valid = isinstance(cells, list) and all(
+            isinstance(c, dict)
+            and {"algorithm", "implementation", "size_bytes", "bytes_per_second"} <= set(c)
+            for c in cells
+        )
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        valid = False
+    if not valid:
+        raise click.BadParameter(
+            f"{path} is not the output of `archcrypt bench --json`", param_hint="--compare"
+        )
+    for cell in cells:
+        cell.setdefault("host", path.stem)
+    return list(cells)
 
 
 def _time(call: Callable[[], object], min_time: float) -> tuple[int, float]:
@@ -255,45 +416,6 @@ def _time(call: Callable[[], object], min_time: float) -> tuple[int, float]:
         # Aim 20 % past min_time so the next batch usually suffices; at most 100x per step.
         scale = min_time * 1.2 / seconds if seconds > 0 else 100.0
         iterations = max(iterations + 1, int(iterations * min(scale, 100.0)))
-
-
-def _aead(size: int) -> Callable[[], object]:
-    key, nonce, data = os.urandom(32), os.urandom(12), os.urandom(size)
-    return lambda: crypto.aead_seal("chacha20-poly1305", key, nonce, data)
-
-
-def _chacha20(size: int) -> Callable[[], object]:
-    key, nonce, data = os.urandom(32), os.urandom(12), os.urandom(size)
-    return lambda: crypto.chacha20_xor(key, nonce, data)
-
-
-def _poly1305(size: int) -> Callable[[], object]:
-    key, data = os.urandom(32), os.urandom(size)
-    return lambda: crypto.mac("poly1305", key, data)
-
-
-def _sha(algorithm: str) -> Callable[[int], Callable[[], object]]:
-    def workload(size: int) -> Callable[[], object]:
-        data = os.urandom(size)
-        return lambda: crypto.digest(algorithm, data)
-
-    return workload
-
-
-def _camellia(size: int) -> Callable[[], object]:
-    key, data = os.urandom(16), os.urandom(size)
-    return lambda: crypto.camellia_ecb_encrypt(key, data)
-
-
-# Keyed by the dispatch algorithm names of the C library (crypto.DISPATCH_ALGORITHMS).
-_WORKLOADS: dict[str, Callable[[int], Callable[[], object]]] = {
-    "chacha20": _chacha20,
-    "poly1305": _poly1305,
-    "chacha20-poly1305": _aead,
-    "sha256": _sha("sha256"),
-    "sha512": _sha("sha512"),
-    "camellia": _camellia,
-}
 
 
 def _print_bench(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]
@@ -49,3 +49,43 @@ class Settings(BaseSettings):
         default=False,
         description="uvicorn's access log; it costs about a quarter of a small request.",
     )
+    workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description=(
+            "uvicorn worker processes. One is the default and the norm (scale with replicas); "
+            "more switch the metrics to prometheus-client's multiprocess mode."
+        ),
+    )
+    benchmark_enabled: bool = Field(
+        default=True,
+        description=(
+            "Benchmark every runnable implementation at startup and publish bytes/s on "
+            "/metrics; /readyz waits for it."
+        ),
+    )
+    benchmark_budget_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        le=600,
+        description="Total time of one benchmark run, shared by all its cells.",
+    )
+    benchmark_interval_seconds: float = Field(
+        default=0.0,
+        ge=0,
+        description=(
+            "Repeat the benchmark this often while serving (0: only at startup). A run takes "
+            "one core for its budget, so the interval must be at least ten budgets."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _benchmark_interval(self) -> Self:
+        interval, budget = self.benchmark_interval_seconds, self.benchmark_budget_seconds
+        if interval and interval < 10 * budget:
+            raise ValueError(
+                f"benchmark_interval_seconds ({interval:g}) must be 0 or at least ten times "
+                f"benchmark_budget_seconds ({budget:g}): a run takes a core for its budget"
+            )
+        return self

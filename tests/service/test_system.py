@@ -85,9 +85,14 @@ def test_metrics_parse_and_describe_the_backends(client: httpx.Client) -> None:
         labels = {"algorithm": algorithm["name"], "backend": algorithm["selected"]}
         assert metric_value(text, "archcrypt_backend_info", arch=report["arch"], **labels) == 1
         assert metric_value(text, "archcrypt_selftest_ok", **labels) == 1
-    present = {f["name"] for f in report["features"] if f["state"] == "present"}
-    exported = {s.labels["feature"] for s in families["archcrypt_cpu_feature_info"].samples}
-    assert exported == present
+    for state in ("present", "masked"):
+        expected = {f["name"] for f in report["features"] if f["state"] == state}
+        exported = {
+            s.labels["feature"]
+            for s in families["archcrypt_cpu_feature_info"].samples
+            if s.labels["state"] == state
+        }
+        assert exported == expected, state
 
 
 def test_request_and_operation_counters_move(client: httpx.Client) -> None:
