@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: setup run test test-native test-service test-cross selftest bench lint clean
+.PHONY: setup run test test-native test-service test-cross selftest bench bench-md lint clean
 
 # System packages (when root) and the virtualenv with the package installed editable.
 setup:
@@ -23,9 +23,23 @@ test-native test-service test-cross: setup
 selftest:
 	$(MAKE) -C native check
 
+# archcrypt vs OpenSSL, libsodium, libgcrypt (C) and pyca/cryptography, hashlib (Python),
+# side by side in one run (~4 min; installs the peers' -dev packages when root).
+# bench-md also rewrites BENCHMARKS.md. Per-row tables without peers: `make -C native
+# bench-run`, `archcrypt bench`.
 bench: setup
-	$(MAKE) -C native bench-run
-	$(VENV)/bin/archcrypt bench
+	PY=$(PY) BENCH_COMMAND='make bench' scripts/bench-peers.sh
+
+bench-md: setup
+	PY=$(PY) BENCH_COMMAND='make bench-md' scripts/bench-peers.sh --write BENCHMARKS.md
+
+# ppc64le instructions per byte under qemu (POWER8/9/10): archcrypt against Debian's ppc64el
+# libgcrypt, OpenSSL, libsodium and Go's x/crypto; rewrites that section of BENCHMARKS.md
+# (~20 min; installs qemu-user, golang and the plugin's sources when root). Not a test.
+.PHONY: bench-insn
+bench-insn:
+	bench/insn/setup.sh
+	python3 bench/insn/run.py --write BENCHMARKS.md
 
 lint: setup
 	$(PY) -m ruff check service tests native/build_ffi.py
