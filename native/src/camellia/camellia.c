@@ -6,9 +6,16 @@
 #include "common.h"
 #include "dispatch.h"
 
+/* cache holds the precomputation of the kernel prepared_for (camellia.h), the kernel in
+ * effect when the key was made, and is only allocated when that kernel has a prepare;
+ * any other kernel that runs later gets NULL and builds what it needs per call. Nothing
+ * is written after archcrypt_camellia_new, so a key can be shared between threads. */
 struct archcrypt_camellia_key {
     camellia_subkeys ks;
+    const camellia_kernel *prepared_for;
+    _Alignas(CAMELLIA_CACHE_ALIGN) unsigned char cache[];   /* CAMELLIA_CACHE_BYTES or none */
 };
+_Static_assert(CAMELLIA_CACHE_BYTES % CAMELLIA_CACHE_ALIGN == 0, "aligned_alloc size");
 
 /* Section 2.2: the Sigma constants. */
 #define Sigma1 UINT64_C(0xA09E667F3BCC908B)
@@ -133,16 +140,26 @@ int ac_camellia_schedule(camellia_subkeys *ks, const uint8_t *key, size_t key_le
 archcrypt_camellia_key *archcrypt_camellia_new(const uint8_t *key, size_t key_len)
 {
     archcrypt_camellia_key *ctx;
+    const camellia_kernel *k;
 
     if (key == NULL)
         return NULL;
-    ctx = malloc(sizeof *ctx);
+    k = (const camellia_kernel *)ac_kernel(AC_ALG_CAMELLIA);
+    if (k != NULL && k->prepare == NULL)
+        k = NULL;
+    /* sizeof *ctx and the cache size are multiples of the struct's alignment, as
+     * aligned_alloc wants. */
+    ctx = aligned_alloc(_Alignof(archcrypt_camellia_key),
+                        sizeof *ctx + (k != NULL ? CAMELLIA_CACHE_BYTES : 0));
     if (ctx == NULL)
         return NULL;
     if (ac_camellia_schedule(&ctx->ks, key, key_len) != ARCHCRYPT_OK) {   /* key_len */
         free(ctx);
         return NULL;
     }
+    ctx->prepared_for = k;
+    if (k != NULL)
+        k->prepare(&ctx->ks, ctx->cache);
     return ctx;
 }
 
@@ -150,7 +167,9 @@ void archcrypt_camellia_free(archcrypt_camellia_key *key)
 {
     if (key == NULL)
         return;
-    ac_wipe(key, sizeof *key);
+    if (key->prepared_for != NULL)
+        ac_wipe(key->cache, CAMELLIA_CACHE_BYTES);
+    ac_wipe(&key->ks, sizeof key->ks);
     free(key);
 }
 
@@ -169,10 +188,12 @@ int archcrypt_camellia_ecb_encrypt(const archcrypt_camellia_key *key, uint8_t *o
                                    const uint8_t *in, size_t len)
 {
     int rc = ecb_check(key, out, in, len);
+    const camellia_kernel *k;
 
     if (rc != ARCHCRYPT_OK || len == 0)
         return rc;
-    ((const camellia_kernel *)ac_kernel(AC_ALG_CAMELLIA))->encrypt(&key->ks, out, in, len / 16);
+    k = (const camellia_kernel *)ac_kernel(AC_ALG_CAMELLIA);
+    k->encrypt(&key->ks, k == key->prepared_for ? key->cache : NULL, out, in, len / 16);
     return ARCHCRYPT_OK;
 }
 
@@ -180,9 +201,11 @@ int archcrypt_camellia_ecb_decrypt(const archcrypt_camellia_key *key, uint8_t *o
                                    const uint8_t *in, size_t len)
 {
     int rc = ecb_check(key, out, in, len);
+    const camellia_kernel *k;
 
     if (rc != ARCHCRYPT_OK || len == 0)
         return rc;
-    ((const camellia_kernel *)ac_kernel(AC_ALG_CAMELLIA))->decrypt(&key->ks, out, in, len / 16);
+    k = (const camellia_kernel *)ac_kernel(AC_ALG_CAMELLIA);
+    k->decrypt(&key->ks, k == key->prepared_for ? key->cache : NULL, out, in, len / 16);
     return ARCHCRYPT_OK;
 }

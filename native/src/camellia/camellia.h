@@ -14,11 +14,23 @@ typedef struct camellia_subkeys {
     unsigned key_bits;     /* 128, 192 or 256 */
 } camellia_subkeys;
 
+/* Per-key precomputation an implementation may keep in the key object (camellia.c):
+ * CAMELLIA_CACHE_BYTES at CAMELLIA_CACHE_ALIGN, large enough for every implementation. */
+#define CAMELLIA_CACHE_BYTES 9216
+#define CAMELLIA_CACHE_ALIGN 64
+
 typedef struct camellia_kernel {
     /* nblocks whole blocks; out == in allowed; no alignment. Constant time: no
-     * secret-indexed memory access in any SIMD implementation. */
-    void (*encrypt)(const camellia_subkeys *ks, uint8_t *out, const uint8_t *in, size_t nblocks);
-    void (*decrypt)(const camellia_subkeys *ks, uint8_t *out, const uint8_t *in, size_t nblocks);
+     * secret-indexed memory access in any SIMD implementation. cache is what this
+     * kernel's prepare wrote for ks, or NULL (no prepare, or the key was prepared for
+     * another kernel, e.g. under a thread override): then work from ks alone. */
+    void (*encrypt)(const camellia_subkeys *ks, const void *cache, uint8_t *out,
+                    const uint8_t *in, size_t nblocks);
+    void (*decrypt)(const camellia_subkeys *ks, const void *cache, uint8_t *out,
+                    const uint8_t *in, size_t nblocks);
+    /* Optional (NULL: none): fill cache (CAMELLIA_CACHE_BYTES, CAMELLIA_CACHE_ALIGN-aligned)
+     * from ks, once, when the key is created. The key object wipes it when freed. */
+    void (*prepare)(const camellia_subkeys *ks, void *cache);
 } camellia_kernel;
 
 extern const camellia_kernel archcrypt_camellia_portable;

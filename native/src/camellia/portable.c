@@ -146,16 +146,18 @@ static void camellia_block(const camellia_subkeys *ks, int decrypt,
     store64_be(out + 8, D1);
 }
 
-static void camellia_portable_encrypt(const camellia_subkeys *ks, uint8_t *out,
+static void camellia_portable_encrypt(const camellia_subkeys *ks, const void *cache, uint8_t *out,
                                       const uint8_t *in, size_t nblocks)
 {
+    (void)cache;
     for (size_t i = 0; i < nblocks; i++)
         camellia_block(ks, 0, out + 16 * i, in + 16 * i);
 }
 
-static void camellia_portable_decrypt(const camellia_subkeys *ks, uint8_t *out,
+static void camellia_portable_decrypt(const camellia_subkeys *ks, const void *cache, uint8_t *out,
                                       const uint8_t *in, size_t nblocks)
 {
+    (void)cache;
     for (size_t i = 0; i < nblocks; i++)
         camellia_block(ks, 1, out + 16 * i, in + 16 * i);
 }
@@ -163,6 +165,7 @@ static void camellia_portable_decrypt(const camellia_subkeys *ks, uint8_t *out,
 const camellia_kernel archcrypt_camellia_portable = {
     camellia_portable_encrypt,
     camellia_portable_decrypt,
+    NULL,
 };
 
 /* ---- constant-time F for the key schedule (camellia.c) -------------------- */

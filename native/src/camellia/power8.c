@@ -317,19 +317,22 @@ static void camellia_power8(const camellia_subkeys *ks, int decrypt, uint8_t *ou
     wipe(&sv, sizeof sv);
 }
 
-static void camellia_power8_encrypt(const camellia_subkeys *ks, uint8_t *out, const uint8_t *in,
-                                    size_t nblocks)
+static void camellia_power8_encrypt(const camellia_subkeys *ks, const void *cache, uint8_t *out,
+                                    const uint8_t *in, size_t nblocks)
 {
+    (void)cache;
     camellia_power8(ks, 0, out, in, nblocks);
 }
 
-static void camellia_power8_decrypt(const camellia_subkeys *ks, uint8_t *out, const uint8_t *in,
-                                    size_t nblocks)
+static void camellia_power8_decrypt(const camellia_subkeys *ks, const void *cache, uint8_t *out,
+                                    const uint8_t *in, size_t nblocks)
 {
+    (void)cache;
     camellia_power8(ks, 1, out, in, nblocks);
 }
 
 const camellia_kernel archcrypt_camellia_power8 = {
     camellia_power8_encrypt,
     camellia_power8_decrypt,
+    NULL,
 };

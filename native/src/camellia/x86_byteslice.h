@@ -20,7 +20,8 @@
  * were found); s2, s3, s4 fold their rotations into other pre/post maps. An affine map of
  * a byte is T_hi[x >> 4] ^ T_lo[x & 15]: two vpshufb. The subkey byte is folded into
  * T_lo (pre(x ^ k) = pre(x) ^ L(k) with L the linear part), so a round has no key XOR:
- * its T_lo tables are built per call, from the subkeys, in the key table below.
+ * its T_lo tables are built from the subkeys into the key table below, once per key
+ * (the key object's cache, camellia.h) or per call when the key has no cache for us.
  *
  * ShiftRows. aesenclast also applies ShiftRows inside each lane, which moves bytes
  * between blocks. Instead of undoing it with a vpshufb per S-box, D2 is kept with its
@@ -35,8 +36,8 @@
  * self-test against portable.c checks them again.
  *
  * Constant time: no memory access depends on data or key; the tail runs as one padded
- * batch through a stack buffer, never through the table-based portable.c. The key
- * table, the state scratch and the tail buffer are wiped before returning.
+ * batch (in place, or through a stack buffer), never through the table-based portable.c.
+ * A per-call key table, the state scratch and the tail buffer are wiped before returning.
  */
 
 #include <immintrin.h>
@@ -91,7 +92,7 @@ static const uint8_t camellia_x86_consts[C_COUNT][32] AC_ALIGN32 = {
 #undef TABLE
 
 /*
- * Per-call key table, 16-byte vectors (a ymm batch reads each with vbroadcasti128, so a
+ * Key table, 16-byte vectors (a ymm batch reads each with vbroadcasti128, so a
  * vpshufb table or a broadcast byte fills both lanes), in the order one direction uses them:
  *   rk[r][j]   round r's pre-map T_lo for byte j, subkey byte folded in
  *   fl[l][j]   FL layer l: bytes 0..7 of the FL subkey, then 0..7 of the FL^-1 one,
@@ -211,81 +212,115 @@ static void camellia_x86_wipe_keys(camellia_x86_keys *kt)
 #include "camellia/x86_byteslice_batch.h"
 #undef BS_W
 
-/* One call site each, so each batch size is one copy of the code. */
+/* One call site each, so each batch size is one copy of the code. The xmm batch holds one
+ * block per vector, so it takes 1..16 blocks straight from in to out: the missing ones
+ * enter as zeros and are never stored. */
 static __attribute__((noinline)) void camellia_x86_batch16(const camellia_x86_keys *kt, void *scratch,
-                                                           uint8_t *out, const uint8_t *in)
+                                                           uint8_t *out, const uint8_t *in,
+                                                           size_t nblocks)
 {
-    batch_128(kt, scratch, out, in, 1);
+    batch_128(kt, scratch, out, in, 1, nblocks);
 }
 
 static __attribute__((noinline)) void camellia_x86_batch32(const camellia_x86_keys *kt, void *scratch,
                                                            uint8_t *out, const uint8_t *in)
 {
-    batch_256(kt, scratch, out, in, 1);
+    batch_256(kt, scratch, out, in, 1, 16);
 }
 
 static __attribute__((noinline)) void camellia_x86_batch64(const camellia_x86_keys *kt, void *scratch,
                                                            uint8_t *out, const uint8_t *in)
 {
-    batch_256(kt, scratch, out, in, 2);
+    batch_256(kt, scratch, out, in, 2, 16);
+}
+
+/* The per-key cache (camellia.h): the encryption table, then the decryption one. */
+_Static_assert(2 * sizeof(camellia_x86_keys) <= CAMELLIA_CACHE_BYTES, "camellia cache too small");
+_Static_assert(CAMELLIA_CACHE_ALIGN % _Alignof(camellia_x86_keys) == 0, "camellia cache misaligned");
+
+static void camellia_x86_prepare(const camellia_subkeys *ks, void *cache)
+{
+    camellia_x86_keys *kt = (camellia_x86_keys *)cache;
+
+    camellia_x86_build_keys(&kt[0], ks, 0);
+    camellia_x86_build_keys(&kt[1], ks, 1);
 }
 
 /*
- * 64 blocks at a time (two interleaved ymm states); what is left goes as one batch, padded
- * through buf unless it is exactly 16 or 32 blocks: 1..16 blocks as an xmm batch, 17..32
- * as one ymm state, 33..63 as two. Measured here (Zen 3, cycles per batch): xmm 16 ~1090,
- * one ymm state ~1150, two ~1830, so e.g. 20 blocks cost one ymm batch rather than two
- * xmm ones, and 40 one two-state batch rather than a ymm plus an xmm one.
+ * 64 blocks at a time (two interleaved ymm states); what is left goes as one batch:
+ * 1..16 blocks as an xmm batch in place, 17..32 as one ymm state, 33..63 as two, the
+ * ymm ones padded through buf unless exactly 32. Measured here (Zen 3, cycles per
+ * batch): xmm 16 ~1090, one ymm state ~1150, two ~1830, so e.g. 20 blocks cost one ymm
+ * batch rather than two xmm ones, and 40 one two-state batch rather than a ymm plus an
+ * xmm one. The key table comes from the key's cache when there is one (cache != NULL),
+ * else it is built here and wiped after; the scratch the states went through is wiped.
  */
-static void camellia_x86_run(const camellia_subkeys *ks, int decrypt, uint8_t *out,
-                             const uint8_t *in, size_t nblocks)
+static void camellia_x86_run(const camellia_subkeys *ks, const void *cache, int decrypt,
+                             uint8_t *out, const uint8_t *in, size_t nblocks)
 {
-    camellia_x86_keys kt AC_ALIGN32;
+    camellia_x86_keys local AC_ALIGN32;
+    const camellia_x86_keys *kt;
     __m256i scratch[32] AC_ALIGN32;
+    size_t used = 0;       /* bytes of scratch written */
 
     if (nblocks == 0)
         return;
-    camellia_x86_build_keys(&kt, ks, decrypt);
+    if (cache != NULL) {
+        kt = (const camellia_x86_keys *)cache + decrypt;
+    } else {
+        camellia_x86_build_keys(&local, ks, decrypt);
+        kt = &local;
+    }
+    if (nblocks >= 64)
+        used = sizeof scratch;
     for (; nblocks >= 64; nblocks -= 64, in += 1024, out += 1024)
-        camellia_x86_batch64(&kt, scratch, out, in);
-    if (nblocks == 16) {
-        camellia_x86_batch16(&kt, scratch, out, in);
+        camellia_x86_batch64(kt, scratch, out, in);
+    if (nblocks == 0) {
+        /* all done */
+    } else if (nblocks <= 16) {
+        camellia_x86_batch16(kt, scratch, out, in, nblocks);
+        if (used < 256)
+            used = 256;
     } else if (nblocks == 32) {
-        camellia_x86_batch32(&kt, scratch, out, in);
-    } else if (nblocks) {
+        camellia_x86_batch32(kt, scratch, out, in);
+        if (used < 512)
+            used = 512;
+    } else {
         uint8_t buf[1024] AC_ALIGN32;
         const size_t len = 16 * nblocks;
-        const size_t padded = nblocks < 16 ? 256 : nblocks < 32 ? 512 : 1024;
+        const size_t padded = nblocks < 32 ? 512 : 1024;
 
         memcpy(buf, in, len);
         memset(buf + len, 0, padded - len);
-        if (padded == 256)
-            camellia_x86_batch16(&kt, scratch, buf, buf);
-        else if (padded == 512)
-            camellia_x86_batch32(&kt, scratch, buf, buf);
+        if (padded == 512)
+            camellia_x86_batch32(kt, scratch, buf, buf);
         else
-            camellia_x86_batch64(&kt, scratch, buf, buf);
+            camellia_x86_batch64(kt, scratch, buf, buf);
         memcpy(out, buf, len);
         camellia_x86_wipe(buf, padded);
+        if (used < padded)
+            used = padded;
     }
-    camellia_x86_wipe_keys(&kt);
-    camellia_x86_wipe(scratch, sizeof scratch);
+    if (cache == NULL)
+        camellia_x86_wipe_keys(&local);
+    camellia_x86_wipe(scratch, used);
 }
 
 #define CAMELLIA_X86_KERNEL(slug)                                                       \
-    static void camellia_##slug##_encrypt(const camellia_subkeys *ks, uint8_t *out,      \
-                                          const uint8_t *in, size_t nblocks)            \
+    static void camellia_##slug##_encrypt(const camellia_subkeys *ks, const void *cache, \
+                                          uint8_t *out, const uint8_t *in, size_t nblocks) \
     {                                                                                   \
-        camellia_x86_run(ks, 0, out, in, nblocks);                                      \
+        camellia_x86_run(ks, cache, 0, out, in, nblocks);                               \
     }                                                                                   \
-    static void camellia_##slug##_decrypt(const camellia_subkeys *ks, uint8_t *out,      \
-                                          const uint8_t *in, size_t nblocks)            \
+    static void camellia_##slug##_decrypt(const camellia_subkeys *ks, const void *cache, \
+                                          uint8_t *out, const uint8_t *in, size_t nblocks) \
     {                                                                                   \
-        camellia_x86_run(ks, 1, out, in, nblocks);                                      \
+        camellia_x86_run(ks, cache, 1, out, in, nblocks);                               \
     }                                                                                   \
     const camellia_kernel archcrypt_camellia_##slug = {                                 \
         camellia_##slug##_encrypt,                                                      \
         camellia_##slug##_decrypt,                                                      \
+        camellia_x86_prepare,                                                           \
     }
 
 #endif

@@ -174,14 +174,15 @@ AC_AI void SFX(transpose_)(VT *x)
 
 /* Load BS_W / 8 blocks into a byte-sliced state: transpose, D2 into ShiftRows order,
  * prewhitening. */
-AC_AI void SFX(load_state_)(VT *st, const camellia_x86_keys *kt, const uint8_t *in)
+AC_AI void SFX(load_state_)(VT *st, const camellia_x86_keys *kt, const uint8_t *in, size_t nvec)
 {
     VT x[16];
 
     /* The empty asm keeps each vector a register value: without it gcc turns these
-     * loads (and the stores in store_state_) into a memcpy through a stack array. */
+     * loads (and the stores in store_state_) into a memcpy through a stack array.
+     * Only the first nvec vectors are read (nvec < 16 only for the xmm batch). */
     for (int r = 0; r < 16; r++) {
-        x[r] = V_LOADU(in + r * (BS_W / 8));
+        x[r] = (size_t)r < nvec ? V_LOADU(in + r * (BS_W / 8)) : V_ZERO();
         __asm__("" : "+x"(x[r]));
     }
     SFX(transpose_)(x);       /* x[j]: byte j of every block; D1 = x[0..7], D2 = x[8..15] */
@@ -192,7 +193,7 @@ AC_AI void SFX(load_state_)(VT *st, const camellia_x86_keys *kt, const uint8_t *
 }
 
 /* Postwhitening, D2 back into block order, and out as D2 || D1. */
-AC_AI void SFX(store_state_)(uint8_t *out, const camellia_x86_keys *kt, const VT *st)
+AC_AI void SFX(store_state_)(uint8_t *out, const camellia_x86_keys *kt, const VT *st, size_t nvec)
 {
     VT y[16];
 
@@ -204,26 +205,28 @@ AC_AI void SFX(store_state_)(uint8_t *out, const camellia_x86_keys *kt, const VT
     SFX(transpose_)(y);
     for (int r = 0; r < 16; r++) {
         __asm__("" : "+x"(y[r]));
-        V_STOREU(out + r * (BS_W / 8), y[r]);
+        if ((size_t)r < nvec)
+            V_STOREU(out + r * (BS_W / 8), y[r]);
     }
 }
 
 /*
  * nstate independent states of BS_W / 8 blocks each, from in to out (out == in allowed:
- * each state is loaded before anything is stored), in scratch (32-byte aligned, 1 KiB,
+ * each state is loaded before anything is stored); the first state reads and writes only
+ * its first nvec vectors (16: all of them), in scratch (32-byte aligned, 1 KiB,
  * the caller wipes it). Two states run round by round side by side: a round depends on
  * the whole previous one, so one state alone leaves the execution units waiting on
  * latency at every round boundary (measured: ~1150 cycles per ymm state alone, ~915 each
  * for two).
  */
 AC_AI void SFX(batch_)(const camellia_x86_keys *kt, void *scratch, uint8_t *out, const uint8_t *in,
-                       const int nstate)
+                       const int nstate, size_t nvec)
 {
     VT *a = (VT *)scratch, *b = a + 16;
 
-    SFX(load_state_)(a, kt, in);
+    SFX(load_state_)(a, kt, in, nvec);
     if (nstate == 2)
-        SFX(load_state_)(b, kt, in + 16 * BS_W / 8);
+        SFX(load_state_)(b, kt, in + 16 * BS_W / 8, 16);
     for (unsigned r = 0; r < kt->rounds; r += 6) {
         if (r > 0) {
             SFX(fl_layer_)(a, kt->fl[r / 6 - 1]);
@@ -239,9 +242,9 @@ AC_AI void SFX(batch_)(const camellia_x86_keys *kt, void *scratch, uint8_t *out,
                 SFX(round_)(b + 8, b, kt->rk[q + 1], 1);
         }
     }
-    SFX(store_state_)(out, kt, a);
+    SFX(store_state_)(out, kt, a, nvec);
     if (nstate == 2)
-        SFX(store_state_)(out + 16 * BS_W / 8, kt, b);
+        SFX(store_state_)(out + 16 * BS_W / 8, kt, b, 16);
 }
 
 #undef KEY

@@ -183,20 +183,80 @@ int ac_hash_final(ac_hash_ctx *ctx, uint8_t *digest)
 
 /* ---- public API (archcrypt_api.h) --------------------------------------- */
 
+/*
+ * One-shot hashing without a context: whole blocks go to the kernel straight from msg,
+ * the leftover (under one block) and the padding of section 5.1 are built in a two-block
+ * buffer on the stack, zeroed first with fixed-size stores (so the padding is just the
+ * 0x80 and the length), and only what held message-derived data is wiped: the chaining
+ * value and the first block of the buffer (the leftover is shorter than a block; the
+ * rest is padding). The same result as ac_hash_init/update/final.
+ */
+static void oneshot256(const sha256_kernel *k, const uint32_t h0[8], size_t digest_size,
+                       uint8_t *digest, const uint8_t *msg, size_t len)
+{
+    uint32_t h[8];
+    uint8_t tail[128];
+    const size_t full = len & ~(size_t)63, rem = len & 63;
+    const size_t tail_len = rem + 9 <= 64 ? 64 : 128;
+
+    memcpy(h, h0, sizeof h);
+    memset(tail, 0, sizeof tail);
+    if (full)
+        k->compress(h, msg, full / 64);
+    if (rem)
+        memcpy(tail, msg + full, rem);
+    tail[rem] = 0x80;
+    /* SHA-224/256 are defined for messages under 2^64 bits; the field is the count
+     * modulo 2^64, as in ac_hash_final. */
+    store64_be(tail + tail_len - 8, (uint64_t)len << 3);
+    k->compress(h, tail, tail_len / 64);
+    for (size_t i = 0; i < digest_size / 4; i++)
+        store32_be(digest + 4 * i, h[i]);
+    ac_wipe(tail, 64);
+    ac_wipe(h, sizeof h);
+}
+
+static void oneshot512(const sha512_kernel *k, const uint64_t h0[8], size_t digest_size,
+                       uint8_t *digest, const uint8_t *msg, size_t len)
+{
+    uint64_t h[8];
+    uint8_t tail[256];
+    const size_t full = len & ~(size_t)127, rem = len & 127;
+    const size_t tail_len = rem + 17 <= 128 ? 128 : 256;
+
+    memcpy(h, h0, sizeof h);
+    memset(tail, 0, sizeof tail);
+    if (full)
+        k->compress(h, msg, full / 128);
+    if (rem)
+        memcpy(tail, msg + full, rem);
+    tail[rem] = 0x80;
+    /* The 128-bit bit count: a size_t byte count times 8. */
+    store64_be(tail + tail_len - 16, (uint64_t)len >> 61);
+    store64_be(tail + tail_len - 8, (uint64_t)len << 3);
+    k->compress(h, tail, tail_len / 128);
+    for (size_t i = 0; i < digest_size / 8; i++)
+        store64_be(digest + 8 * i, h[i]);
+    ac_wipe(tail, 128);
+    ac_wipe(h, sizeof h);
+}
+
 int archcrypt_hash(int hash_id, uint8_t *digest, const uint8_t *msg, size_t len)
 {
     if (!known(hash_id) || digest == NULL || (msg == NULL && len > 0))
         return ARCHCRYPT_ERR_INVALID_ARGUMENT;
 
-    /* On the stack: no allocation on the hot path, and ac_hash_update hands
-     * every whole block to the kernel in place, so only the tail is copied.
-     * ac_hash_final wipes the context; a failed init never wrote to it. */
-    ac_hash_ctx ctx;
-    int status = ac_hash_init(&ctx, hash_id);
-    if (status != ARCHCRYPT_OK)
-        return status;
-    ac_hash_update(&ctx, msg, len);
-    return ac_hash_final(&ctx, digest);
+    const int wide = variants[hash_id].wide;
+    const void *k = ac_kernel(wide ? AC_ALG_SHA512 : AC_ALG_SHA256);
+    if (AC_UNLIKELY(k == NULL))
+        return ARCHCRYPT_ERR_UNSUPPORTED;
+    if (wide)
+        oneshot512((const sha512_kernel *)k, (const uint64_t *)variants[hash_id].h0,
+                   variants[hash_id].digest_size, digest, msg, len);
+    else
+        oneshot256((const sha256_kernel *)k, (const uint32_t *)variants[hash_id].h0,
+                   variants[hash_id].digest_size, digest, msg, len);
+    return ARCHCRYPT_OK;
 }
 
 archcrypt_hash_ctx *archcrypt_hash_new(int hash_id)
