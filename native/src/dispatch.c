@@ -59,6 +59,10 @@ static const ac_impl_row poly1305_rows[] = {
 };
 
 static const ac_impl_row chacha20_poly1305_rows[] = {
+#if defined(__x86_64__)
+    /* AVX2 ChaCha20 and scalar (mulx) Poly1305 in one loop, 512 bytes a step. */
+    {"avx2", "avx2,bmi2", &archcrypt_chacha20_poly1305_avx2},
+#endif
     /* Runs whichever chacha20 and poly1305 rows are in effect, in one pass. */
     {"composed", "", &archcrypt_chacha20_poly1305_composed},
 };

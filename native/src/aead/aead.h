@@ -21,4 +21,9 @@ typedef struct aead_kernel {
 /* The dispatched ChaCha20 and Poly1305 kernels, one pass over L1-sized chunks. */
 extern const aead_kernel archcrypt_chacha20_poly1305_composed;
 
+#if defined(__x86_64__)
+/* AVX2 ChaCha20 stitched with scalar Poly1305 per 512-byte step. */
+extern const aead_kernel archcrypt_chacha20_poly1305_avx2;
+#endif
+
 #endif
