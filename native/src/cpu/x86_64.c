@@ -97,6 +97,12 @@ uint64_t ac_cpu_detect_arch(void)
     if (avx_os && has(ecx7, 10))
         f |= AC_CPU_BIT(AC_CPU_VPCLMULQDQ);
 
+#ifdef ARCHCRYPT_EMULATED_FEATURES
+    /* Test builds only (make emu-check): the AVX-512 kernels of that build run on a plain-C
+     * emulation of their intrinsics (tests/emu), so report the features they need. No
+     * production build defines this. */
+    f |= (uint64_t)(ARCHCRYPT_EMULATED_FEATURES);
+#endif
     return f;
 }
 

@@ -1,0 +1,137 @@
+"""The AVX-512 kernels on a machine without AVX-512 (native/tests/emu/README.md).
+
+`make -C native emu-check` compiles src/chacha20/avx512.c and src/poly1305/avx512ifma.c,
+unmodified, against a plain-C emulation of their intrinsics, makes the CPU detection of
+that build variant (and only that one) report avx512f/vl/bw/ifma, checks the emulation
+against real SSE2/AVX2 instructions, then runs the normal C self-test (known answers and
+every runnable row against portable), plainly and under ASan/UBSan. The mutation runs break
+an emulated intrinsic that one kernel uses and require the self-test to fail on that row:
+proof that a green run means something."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .harness import NATIVE, make, parse_dispatch, parse_features
+
+pytestmark = pytest.mark.skipif(
+    platform.machine().lower() not in ("x86_64", "amd64"),
+    reason="the AVX-512 emulation is for x86_64 hosts",
+)
+
+EMULATED_FEATURES = {"avx512f", "avx512vl", "avx512bw", "avx512ifma"}
+AVX512_ROWS = {"chacha20": "avx512", "poly1305": "avx512ifma"}
+SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
+
+
+def selftest_runs(stdout: str) -> list[str]:
+    """The output of each self-test run, from its banner line to its summary line."""
+    return re.findall(r"^archcrypt .*?^\d+ passed, \d+ failed$", stdout, flags=re.M | re.S)
+
+
+def row_status(run: str, alg: str, impl: str) -> str | None:
+    match = re.search(rf"^  {re.escape(alg)}\s+{re.escape(impl)}\s+(.+)$", run, flags=re.M)
+    return match.group(1).strip() if match else None
+
+
+def rows_of(run: str, alg: str) -> dict[str, str]:
+    return dict(re.findall(rf"^  {re.escape(alg)}\s+(\S+)\s+(.+)$", run, flags=re.M))
+
+
+@functools.cache
+def emu_check() -> subprocess.CompletedProcess[str]:
+    return make("emu-check")
+
+
+def test_emu_check_runs_the_avx512_rows_green() -> None:
+    proc = emu_check()
+    assert proc.stdout.count("emu512 self-check ok:") == 2, proc.stdout[-3000:]
+    runs = selftest_runs(proc.stdout)
+    assert len(runs) == 2, f"expected the plain and the ASan/UBSan run:\n{proc.stdout[-3000:]}"
+    for run, what in zip(runs, ("plain", "ASan/UBSan"), strict=True):
+        features = parse_features(run)
+        assert features >= EMULATED_FEATURES, f"{what}: missing {EMULATED_FEATURES - features}"
+        dispatch = parse_dispatch(run)
+        for alg, impl in AVX512_ROWS.items():
+            assert dispatch[alg] == impl, f"{what}: dispatch picked {dispatch[alg]} for {alg}"
+            assert row_status(run, alg, impl) == "ok", (
+                f"{what}: {alg}/{impl}: {row_status(run, alg, impl)}"
+            )
+        # The AEAD rows run on whatever chacha20/poly1305 rows are selected: the emulated ones.
+        aead = rows_of(run, "chacha20-poly1305")
+        assert aead and all(s == "ok" for s in aead.values()), f"{what}: {aead}"
+        summary = SUMMARY.search(run)
+        assert summary and summary.group(2) == "0" and int(summary.group(1)) > 1000, (
+            f"{what}:\n{run[-3000:]}"
+        )
+
+
+def test_host_build_does_not_claim_the_emulated_features() -> None:
+    """ARCHCRYPT_EMULATED_FEATURES belongs to the emu512 variant only."""
+    flags = set(
+        re.findall(r"^flags\s*:(.*)$", Path("/proc/cpuinfo").read_text(), flags=re.M)[0].split()
+    )
+    if "avx512f" in flags:
+        pytest.skip("this CPU has AVX-512")
+    triple = make("-s", "print-triple").stdout.strip()
+    make("selftest")
+    out = subprocess.run(
+        [str(NATIVE / "build" / triple / "selftest")], capture_output=True, text=True, check=False
+    ).stdout
+    assert not (EMULATED_FEATURES & parse_features(out)), "the host build reports AVX-512"
+    dispatch = parse_dispatch(out)
+    assert all(dispatch[alg] != impl for alg, impl in AVX512_ROWS.items()), dispatch
+
+
+# Each run breaks one intrinsic that only the poly1305 kernel uses and one that only the
+# chacha20 kernel uses (one build instead of two; neither kernel calls the other's), among
+# them two spec-ordering mistakes a plausible emulation could make: the operand order of
+# vpternlogq's index and the lane sources of vshufi32x4.
+MUTATIONS = {
+    "MADD52HI ROL_EPI32": {"poly1305": "MADD52HI", "chacha20": "ROL_EPI32"},
+    "TERNARYLOGIC SHUFFLE_I32X4": {"poly1305": "TERNARYLOGIC", "chacha20": "SHUFFLE_I32X4"},
+}
+
+
+@pytest.mark.slow  # a library build per run
+@pytest.mark.parametrize("broken", sorted(MUTATIONS))
+def test_a_broken_intrinsic_fails_the_selftest(broken: str) -> None:
+    proc = subprocess.run(
+        [
+            "make",
+            "-s",
+            "-C",
+            str(NATIVE),
+            f"-j{os.cpu_count() or 2}",
+            "emu-check",
+            f"EMU_BREAK={broken}",
+            "EMU_ASAN=0",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    log = f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    assert proc.returncode != 0, f"EMU_BREAK={broken} passed emu-check:\n{log}"
+    runs = selftest_runs(proc.stdout)
+    assert len(runs) == 1, f"EMU_BREAK={broken}: the self-test did not run to its end:\n{log}"
+    run = runs[0]
+    for alg, intrinsic in MUTATIONS[broken].items():
+        impl = AVX512_ROWS[alg]
+        assert parse_dispatch(run)[alg] == impl
+        assert row_status(run, alg, impl) == "FAILED", (
+            f"broken {intrinsic}: {alg}/{impl} not caught:\n{log}"
+        )
+    # The other rows run the real instructions and stay green.
+    for alg in ("chacha20", "poly1305"):
+        others = {i: st for i, st in rows_of(run, alg).items() if i != AVX512_ROWS[alg]}
+        assert others and all(st == "ok" for st in others.values()), f"{alg}: {others}"
+    # The emulation's own self-check catches the same breaks against SSE2 or the pseudo-code.
+    assert "emu512 self-check FAILED" in proc.stdout, log
