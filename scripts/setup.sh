@@ -9,14 +9,17 @@ PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 
 # Debian packages: a C toolchain, for the cross-architecture proofs the cross
-# compilers and qemu-user, and for the metrics tests a real Prometheus (prometheus and
-# promtool; the tests start their own server on loopback). Only what is missing is installed.
+# compilers and qemu-user (and debootstrap for scripts/foreign-tree.sh, the foreign Python
+# trees of tests/cross/test_foreign_python.py), and for the metrics tests a real Prometheus
+# (prometheus and promtool; the tests start their own server on loopback). Only what is
+# missing is installed.
 debian_packages=(
     build-essential make
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross
     gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
     gcc-s390x-linux-gnu libc6-dev-s390x-cross
     qemu-user-static
+    debootstrap
     prometheus
 )
 missing=()

@@ -143,6 +143,24 @@ def kept_reading(path: Path) -> str:
     return PLACEHOLDER
 
 
+def kept_sections(path: Path) -> str:
+    """Sections other tools own in the same file (e.g. bench/insn/run.py's
+    `insn-ppc64le:begin/end`), each with the heading right above its begin marker: carried
+    over as they are, so rewriting this table never drops another tool's results."""
+    if not path.exists():
+        return ""
+    kept = []
+    text = path.read_text(encoding="utf-8")
+    for match in re.finditer(r"(?m)^(## [^\n]*\n\s*)?<!-- ([\w-]+):begin -->", text):
+        name = match.group(2)
+        end = f"<!-- {name}:end -->"
+        if name == "reading" or end not in text[match.end():]:
+            continue
+        stop = text.index(end, match.end()) + len(end)
+        kept.append(text[match.start():stop])
+    return "".join(f"\n{block}\n" for block in kept)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for name in (
@@ -251,6 +269,7 @@ Python, call against call (archcrypt.crypto vs pyca/cryptography and hashlib):
   `archcrypt_use_on_this_thread`, so kernels added later show up without editing the
   harness. The ChaCha20-Poly1305 row runs whichever ChaCha20 and Poly1305 rows are chosen.
 """
+    doc += kept_sections(out)
     out.write_text(doc, encoding="utf-8")
 
 
