@@ -41,6 +41,23 @@ bench-insn:
 	bench/insn/setup.sh
 	python3 bench/insn/run.py --write BENCHMARKS.md
 
+# The multi-arch image with buildah (no Docker engine needed): one manifest list for
+# linux/amd64, arm64, ppc64le and s390x. BASE_IMAGE/BUILDER_IMAGE override the official
+# python slim images (e.g. a local base when no registry is reachable; see README).
+IMAGE      ?= localhost/archcrypt:$(shell sed -n 's/^version *= *"\(.*\)"/\1/p' pyproject.toml)
+PLATFORMS  ?= linux/amd64,linux/arm64,linux/ppc64le,linux/s390x
+IMAGE_ARGS ?=
+.PHONY: images test-images
+images:
+	buildah build --isolation chroot --format docker --build-arg BUILDPLATFORM=linux/amd64 \
+	  --build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown) $(IMAGE_ARGS) \
+	  --platform $(PLATFORMS) --manifest $(IMAGE) .
+
+# Only the image tests (part of `make test`): build for four platforms from a local
+# debootstrapped base, run each platform, lint the Dockerfile, validate deploy/k8s.
+test-images: setup
+	$(PY) -m pytest tests/images
+
 lint: setup
 	$(PY) -m ruff check service tests native/build_ffi.py
 	$(PY) -m mypy

@@ -11,8 +11,9 @@ VENV=${VENV:-.venv}
 # Debian packages: a C toolchain, for the cross-architecture proofs the cross
 # compilers and qemu-user (and debootstrap for scripts/foreign-tree.sh, the foreign Python
 # trees of tests/cross/test_foreign_python.py), and for the metrics tests a real Prometheus
-# (prometheus and promtool; the tests start their own server on loopback). Only what is
-# missing is installed.
+# (prometheus and promtool; the tests start their own server on loopback). For the image
+# tests (tests/images): buildah and podman with runc (no Docker engine), debootstrap for the
+# local base image. Only what is missing is installed.
 debian_packages=(
     build-essential make
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross
@@ -21,6 +22,7 @@ debian_packages=(
     qemu-user-static
     debootstrap
     prometheus
+    buildah podman runc containernetworking-plugins
 )
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

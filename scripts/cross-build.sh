@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The Dockerfile's builder stage: everything for TARGETARCH is made here, on the build
+# platform, so the runtime stage of every platform only COPYs (no emulated RUN, no binfmt).
+#
+#   cross-build.sh toolchain      apt: make, a C compiler for the target (the native gcc or
+#                                 Debian's cross gcc) and the target's Python headers
+#   cross-build.sh deps DEST      pip: the target's wheels (manylinux, --only-binary) of the
+#                                 dependencies pyproject.toml selects for that machine
+#   cross-build.sh native DEST    make -C native lib with the target compiler, then the cffi
+#                                 extension (abi3) compiled and linked against it; the
+#                                 archcrypt package beside it; .pyc compiled
+#
+# Environment: TARGETARCH (amd64 | arm64 | ppc64le | s390x; default: the build machine's),
+# PYTHON_VERSION (of the runtime image; default: this python3's). Never -march=native:
+# native/Makefile owns the flags and the runtime dispatcher picks the kernel.
+set -euo pipefail
+
+build_deb_arch=$(dpkg --print-architecture)
+case ${TARGETARCH:-$build_deb_arch} in
+    amd64) triple=x86_64-linux-gnu; deb_arch=amd64; machine=x86_64; cross=x86-64 ;;
+    arm64) triple=aarch64-linux-gnu; deb_arch=arm64; machine=aarch64; cross=aarch64 ;;
+    ppc64le) triple=powerpc64le-linux-gnu; deb_arch=ppc64el; machine=ppc64le; cross=powerpc64le ;;
+    s390x) triple=s390x-linux-gnu; deb_arch=s390x; machine=s390x; cross=s390x ;;
+    *) echo "cross-build: unsupported TARGETARCH ${TARGETARCH}" >&2; exit 2 ;;
+esac
+if [[ $deb_arch == "$build_deb_arch" ]]; then
+    cc=gcc; ar=ar; strip=strip; cc_packages=(gcc libc6-dev)
+else
+    cc=$triple-gcc; ar=$triple-ar; strip=$triple-strip
+    cc_packages=("gcc-$cross-linux-gnu" "libc6-dev-$deb_arch-cross")
+fi
+python_version=${PYTHON_VERSION:-$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')}
+# Target Python headers, unpacked (not installed) from Debian's libpython3.x-dev for the
+# target arch: the extension uses the stable ABI (abi3), so they need not match the runtime
+# image's exact Python; pyconfig.h is what must be the target's.
+sysroot=/opt/target-python
+venv=/opt/build-venv
+py=$venv/bin/python
+
+toolchain() {
+    export DEBIAN_FRONTEND=noninteractive
+    [[ $deb_arch == "$build_deb_arch" ]] || dpkg --add-architecture "$deb_arch"
+    apt-get update -qq
+    local extra=()
+    # Debian's python3 leaves ensurepip to python3-venv; the official image has it built in
+    python3 -c 'import ensurepip' 2>/dev/null || extra+=(python3-venv)
+    apt-get install -y -qq --no-install-recommends make "${cc_packages[@]}" "${extra[@]}" >/dev/null
+    local dev tmp
+    dev=$(apt-cache depends "libpython3-dev:$deb_arch" | sed -n 's/^ *Depends: \(libpython3\.[0-9]*-dev\).*/\1/p' | head -n1)
+    tmp=$(mktemp -d)
+    chmod 0777 "$tmp"  # apt fetches as its unprivileged _apt user
+    (cd "$tmp" && apt-get download -qq "$dev:$deb_arch")
+    mkdir -p "$sysroot"
+    dpkg-deb -x "$tmp"/*.deb "$sysroot"
+    rm -rf "$tmp" /var/lib/apt/lists/*
+    # A venv of the build machine's python: cffi emits the extension's C source, packaging
+    # evaluates markers for the target, pip fetches the target's wheels.
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install -q "cffi>=1.17" "packaging>=23"
+}
+
+deps() {
+    local dest=${1:?deps DEST}
+    local platforms=()
+    # bookworm has glibc 2.36: every manylinux tag up to it, newest first
+    for minor in $(seq 36 -1 17); do platforms+=(--platform "manylinux_2_${minor}_${machine}"); done
+    "$py" "$(dirname "$0")/target-requirements.py" --machine "$machine" \
+        --python-version "$python_version" pyproject.toml >/tmp/requirements.txt
+    cat /tmp/requirements.txt
+    "$py" -m pip install -q --target "$dest" --only-binary=:all: --no-compile \
+        --implementation cp --python-version "$python_version" "${platforms[@]}" \
+        -r /tmp/requirements.txt
+    rm -rf "$dest/bin"  # console scripts with the build machine's interpreter in the shebang
+}
+
+native() {
+    local dest=${1:?native DEST}
+    make -s -C native -j"$(nproc)" CC="$cc" AR="$ar" lib
+    local lib
+    lib=$(make -s --no-print-directory -C native CC="$cc" print-lib)
+    mkdir -p build
+    # native/build_ffi.py is the one cffi builder: its ffibuilder emits the C source here
+    CC="$cc" "$py" -c 'import sys; sys.path.insert(0, "native"); import build_ffi; build_ffi.ffibuilder.emit_c_code("build/_native.c")'
+    rm -rf "$dest/archcrypt"
+    cp -r service/archcrypt "$dest/archcrypt"
+    find "$dest/archcrypt" -name '_native.*' -delete
+    local pyinc
+    pyinc=$(find "$sysroot/usr/include" -maxdepth 1 -name 'python3.*' | head -n1)
+    "$cc" -shared -fPIC -O2 -pthread -Inative/include -I"$pyinc" -idirafter "$sysroot/usr/include" \
+        build/_native.c "$lib" -o "$dest/archcrypt/_native.abi3.so"
+    "$strip" --strip-unneeded "$dest/archcrypt/_native.abi3.so"
+    # unchecked-hash: never revalidated against the sources, never rewritten (read-only root)
+    "$py" -m compileall -q -j0 --invalidation-mode unchecked-hash "$dest"
+}
+
+cmd=${1:?usage: $0 toolchain | deps DEST | native DEST}
+shift
+"$cmd" "$@"
