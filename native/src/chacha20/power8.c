@@ -1,4 +1,4 @@
-/* ChaCha20, POWER8 VSX: 4 blocks per iteration (one state word per vector, one block per lane), vpermxor for xor+rotate by 16/8, vrlw for 12/7; 1-2 block tails one block per row vector (RFC 8439 2.3-2.4). */
+/* ChaCha20, POWER8 VSX: 4 blocks per iteration (one state word per vector, one block per lane), the counter-free start of rounds 1-2 computed once per call, vpermxor for xor+rotate by 16/8, vrlw for 12/7; 1-2 block tails one block per row vector (RFC 8439 2.3-2.4). */
 #if !defined(__POWER8_VECTOR__) || !defined(__CRYPTO__) || !defined(__LITTLE_ENDIAN__)
 #error "chacha20/power8.c needs little-endian -mcpu=power8 -mcrypto (ISA_FLAGS_power8 in native/Makefile)"
 #endif
@@ -40,17 +40,27 @@ AC_INLINE u32x4 xor_rot(u32x4 d, u32x4 a, u8x16 ctl)
 }
 
 /* RFC 8439 2.1 on vectors: four independent quarter rounds, one per element of a
- * word-sliced state (4-block path) or one per column of a row state (1-block path). */
-#define QR(a, b, c, d)                 \
+ * word-sliced state (4-block path) or one per column of a row state (1-block path).
+ * QR_D and QR_C are its tails from the first d and c steps, for quarter rounds whose
+ * first steps were done ahead (see blocks4). */
+#define QR_C(a, b, c, d)               \
     do {                               \
-        a += b;                        \
-        d = xor_rot(d, a, r16);        \
         c += d;                        \
         b = vec_rl(b ^ c, s12);        \
         a += b;                        \
         d = xor_rot(d, a, r8);         \
         c += d;                        \
         b = vec_rl(b ^ c, s7);         \
+    } while (0)
+#define QR_D(a, b, c, d)               \
+    do {                               \
+        d = xor_rot(d, a, r16);        \
+        QR_C(a, b, c, d);              \
+    } while (0)
+#define QR(a, b, c, d)                 \
+    do {                               \
+        a += b;                        \
+        QR_D(a, b, c, d);              \
     } while (0)
 
 /* Four words of four blocks (v_k = word k of blocks 0..3) into four block rows in the
@@ -99,14 +109,31 @@ AC_INLINE void store_be_at(uint8_t *p, long off, u32x4 v)
         store_be_at(out, (off) + 192, load_be_at(in, (off) + 192) ^ (o)[3]);  \
     } while (0)
 
+/* memset that the optimiser may not drop (see poly1305/scalar64.h). */
+static inline void wipe(void *p, size_t n)
+{
+    memset(p, 0, n);
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+}
+
 /* n groups of 4 blocks: out = in ^ keystream(counter, counter + 1, ...). Out of line:
  * one copy serves the main loop and the 3-4 block tail.
  *
  * Registers: 16 working vectors, 4 rotate constants, the counters and the input state
  * as 4 rows fill 25 of the 32 vector registers; 15 splatted input words held across
- * the rounds would not fit. So each iteration splats the words afresh from the rows
- * (one vspltw each) and adds the rows back after the transposition, where a row is
- * the same for all four blocks (the counter is added before it). */
+ * the rounds would not fit. So the rows are added back after the transposition, where
+ * a row is the same for all four blocks (the counter is added before it).
+ *
+ * Only word 12, the block counter, differs between groups, so whatever the rounds
+ * compute before they first read it is the same for every group of a call: three of
+ * the four column quarter rounds of round 1, the first addition of the fourth, and
+ * the first steps of two diagonal quarter rounds of round 2 (RFC 8439 2.3). That is
+ * computed once; each iteration starts from the 13 results, loaded from `pre` (one
+ * load each, as the 15 splats of the input words were), and skips 34 of its 800
+ * round instructions. They are as secret as the key, and `pre` is wiped; gcc 12
+ * loads them from there and keeps no copies of its own on the stack (a "+m" barrier
+ * on `pre`, as in power10.c, makes it address them through extra registers here,
+ * without DQ-form loads: 47 more instructions per iteration). */
 static __attribute__((noinline)) void blocks4(uint8_t *out, const uint8_t *in, size_t n,
                                               const uint32_t key[8], const uint32_t nonce[3],
                                               uint32_t counter)
@@ -121,19 +148,42 @@ static __attribute__((noinline)) void blocks4(uint8_t *out, const uint8_t *in, s
     /* Blocks at 2^32 and beyond are never output (the caller checked), so the 32-bit
      * lane adds may wrap only in lanes whose keystream is thrown away. */
     u32x4 ctr = vec_splats(counter) + (u32x4){0, 1, 2, 3};
+    /* Words 0 (as x0 + x4), 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15 where the
+     * loop takes them up. */
+    u32x4 pre[13];
+
+    {
+        u32x4 x1 = vec_splat(row0, 2), x5 = vec_splat(row1, 2), x9 = vec_splat(row2, 2),
+              x13 = vec_splat(row3, 2), x2 = vec_splat(row0, 1), x6 = vec_splat(row1, 1),
+              x10 = vec_splat(row2, 1), x14 = vec_splat(row3, 1), x3 = vec_splat(row0, 0),
+              x7 = vec_splat(row1, 0), x11 = vec_splat(row2, 0), x15 = vec_splat(row3, 0);
+
+        QR(x1, x5, x9, x13);
+        QR(x2, x6, x10, x14);
+        QR(x3, x7, x11, x15);
+        x1 += x6;                     /* QR(x1, x6, x11, x12) up to d */
+        x2 += x7;                     /* QR(x2, x7, x8, x13) up to c */
+        x13 = xor_rot(x13, x2, r16);
+        pre[0] = vec_splat(row0, 3) + vec_splat(row1, 3);
+        pre[1] = x1; pre[2] = x5; pre[3] = x9; pre[4] = x13;
+        pre[5] = x2; pre[6] = x6; pre[7] = x10; pre[8] = x14;
+        pre[9] = x3; pre[10] = x7; pre[11] = x11; pre[12] = x15;
+    }
 
     while (n--) {
-        /* Keep the splats inside the loop (see above): hoisted, they would spill. */
         __asm__("" : "+v"(row0), "+v"(row1), "+v"(row2), "+v"(row3));
-        u32x4 x0 = vec_splat(row0, 3), x1 = vec_splat(row0, 2), x2 = vec_splat(row0, 1),
-              x3 = vec_splat(row0, 0), x4 = vec_splat(row1, 3), x5 = vec_splat(row1, 2),
-              x6 = vec_splat(row1, 1), x7 = vec_splat(row1, 0), x8 = vec_splat(row2, 3),
-              x9 = vec_splat(row2, 2), x10 = vec_splat(row2, 1), x11 = vec_splat(row2, 0),
-              x12 = ctr, x13 = vec_splat(row3, 2), x14 = vec_splat(row3, 1),
-              x15 = vec_splat(row3, 0);
+        u32x4 x0 = pre[0], x4 = vec_splat(row1, 3), x8 = vec_splat(row2, 3), x12 = ctr;
+        u32x4 x1 = pre[1], x5 = pre[2], x9 = pre[3], x13 = pre[4], x2 = pre[5], x6 = pre[6],
+              x10 = pre[7], x14 = pre[8], x3 = pre[9], x7 = pre[10], x11 = pre[11],
+              x15 = pre[12];
         u32x4 o[4];
 
-        _Pragma("GCC unroll 10") for (int i = 0; i < 10; i++) {
+        QR_D(x0, x4, x8, x12);
+        QR(x0, x5, x10, x15);
+        QR_D(x1, x6, x11, x12);
+        QR_C(x2, x7, x8, x13);
+        QR(x3, x4, x9, x14);
+        _Pragma("GCC unroll 9") for (int i = 0; i < 9; i++) {
             QR(x0, x4, x8, x12);
             QR(x1, x5, x9, x13);
             QR(x2, x6, x10, x14);
@@ -159,13 +209,7 @@ static __attribute__((noinline)) void blocks4(uint8_t *out, const uint8_t *in, s
         in += 256;
         out += 256;
     }
-}
-
-/* memset that the optimiser may not drop (see poly1305/scalar64.h). */
-static inline void wipe(void *p, size_t n)
-{
-    memset(p, 0, n);
-    __asm__ __volatile__("" : : "r"(p) : "memory");
+    wipe(pre, sizeof pre);
 }
 
 /* out = in ^ ks for n < 256 bytes of keystream held in memory. */
