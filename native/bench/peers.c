@@ -112,6 +112,19 @@ static void ours_aead(size_t n)
 static void ours_sha256(size_t n) { archcrypt_hash(ARCHCRYPT_SHA256, W.out, W.in, n); }
 static void ours_sha512(size_t n) { archcrypt_hash(ARCHCRYPT_SHA512, W.out, W.in, n); }
 static void ours_camellia(size_t n) { archcrypt_camellia_ecb_encrypt(W.camellia, W.out, W.in, n); }
+/* The batch API: PEER_BATCH distinct messages of n bytes (one after another in W.in) per
+ * call, timed per message, beside the peers hashing one message at a time. */
+#define PEER_BATCH 8
+static void ours_sha256_many(size_t n)
+{
+    const uint8_t *msgs[PEER_BATCH];
+    size_t lens[PEER_BATCH];
+    for (size_t m = 0; m < PEER_BATCH; m++) {
+        msgs[m] = W.in + m * n;
+        lens[m] = n;
+    }
+    archcrypt_hash_many(ARCHCRYPT_SHA256, PEER_BATCH, msgs, lens, W.out);
+}
 
 /* OpenSSL 3: contexts and algorithms fetched once, re-keyed per message (as a server
  * reusing a context per thread would), no implicit fetches in the timed path. */
@@ -297,6 +310,7 @@ typedef struct {
     const char *api;  /* peers: the API timed */
     int chosen;
     int wrong;        /* output differs from archcrypt portable */
+    int msgs;         /* messages per call (batch rows; samples are per message), 0: one */
     op_fn fn;
     uint64_t iters[MAX_SIZES];   /* calls per sample, per size (0: not calibrated yet) */
     int nsamples[MAX_SIZES];
@@ -440,7 +454,7 @@ static int measure_cell(contestant *cs, int n, size_t si, size_t len, double sam
             }
             if (c->nsamples[si] < MAX_SAMPLES)
                 c->samples[si * MAX_SAMPLES + (size_t)c->nsamples[si]++] =
-                    t / (double)c->iters[si];
+                    t / (double)c->iters[si] / (c->msgs > 1 ? c->msgs : 1);
         }
     }
     return rounds;
@@ -554,13 +568,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nsizes; i++)
         max = sizes[i] > max ? sizes[i] : max;
     /* 64-byte aligned; C11 wants the size a multiple of the alignment. */
-    size_t alloc = (max + 128 + 63) & ~(size_t)63;
+    size_t alloc = (PEER_BATCH * max + 128 + 63) & ~(size_t)63;
     W.in = aligned_alloc(64, alloc);
     W.out = aligned_alloc(64, alloc);
     uint8_t *ref = malloc(max + 128);
     if (!W.in || !W.out || !ref)
         die("out of memory");
-    for (size_t i = 0; i < max + 128; i++)
+    for (size_t i = 0; i < PEER_BATCH * max + 128; i++)
         W.in[i] = (uint8_t)(i * 131 + 7);
     memset(W.out, 0, max + 128);
     for (int i = 0; i < 32; i++)
@@ -640,6 +654,16 @@ int main(int argc, char **argv)
             } else {
                 snprintf(c->label, sizeof(c->label), "archcrypt %s", c->impl);
             }
+        }
+        if (w == W_SHA256) {
+            contestant *c = new_contestant(R);
+            c->lib = LIB_OURS;
+            c->impl = archcrypt_implementation_name(a, selected);
+            c->api = "archcrypt_hash_many";
+            c->msgs = PEER_BATCH;
+            c->fn = ours_sha256_many;
+            snprintf(c->label, sizeof(c->label), "archcrypt %s, archcrypt_hash_many of %d (per message)",
+                     c->impl, PEER_BATCH);
         }
         for (size_t i = 0; i < N_PEER_ROWS; i++) {
             if (peer_rows[i].w != w)
@@ -730,7 +754,7 @@ int main(int argc, char **argv)
                 continue;
             for (int i = 0; i < R->n; i++) {
                 contestant *c = &R->cs[i];
-                const char *api = c->impl ? "archcrypt API" : c->api;
+                const char *api = c->api ? c->api : "archcrypt API";
                 for (size_t s = 0; s < nsizes; s++) {
                     double t = R->med[i][s];
                     fprintf(csv, "%s,%s,%s,\"%s\",%d,%d,%zu,%.2f,%.2f,%.2f,%.0f,%.4f,%d\n",
@@ -818,7 +842,26 @@ int main(int argc, char **argv)
             else
                 printf(" *%.2f* %s |", ours / best, lib_names[R->cs[bi].lib]);
         }
-        printf("\n\n");
+        printf("\n");
+        /* The batch rows against the same best peer, one message at a time. */
+        for (int i = 0; i < R->n; i++) {
+            if (R->cs[i].msgs <= 1)
+                continue;
+            printf("| *ours(%s of %d) / best peer* |", R->cs[i].api, R->cs[i].msgs);
+            for (size_t s = 0; s < nsizes; s++) {
+                double best = 0;
+                for (int j = 0; j < R->n; j++)
+                    if (R->cs[j].lib != LIB_OURS && !R->cs[j].wrong &&
+                        (best == 0 || R->med[j][s] < best))
+                        best = R->med[j][s];
+                if (best == 0)
+                    printf(" n/a |");
+                else
+                    printf(" *%.2f* |", R->med[i][s] / best);
+            }
+            printf("\n");
+        }
+        printf("\n");
         int any = 0;
         for (size_t r = 0; r < archcrypt_implementation_count(a); r++) {
             if (archcrypt_implementation_runnable(a, r))

@@ -112,6 +112,12 @@ typedef struct archcrypt_hash_ctx archcrypt_hash_ctx;
 size_t archcrypt_hash_digest_size(int hash_id);
 size_t archcrypt_hash_block_size(int hash_id);
 int archcrypt_hash(int hash_id, uint8_t *digest, const uint8_t *msg, size_t len);
+/* n independent messages in one call: msgs[i] (lens[i] bytes, NULL when 0) hashed into
+ * digests + i * digest size. Same results as n archcrypt_hash calls; a row with several
+ * lanes (multi-buffer) hashes them side by side. Arguments are checked before anything
+ * is written. */
+int archcrypt_hash_many(int hash_id, size_t n, const uint8_t *const *msgs, const size_t *lens,
+                        uint8_t *digests);
 archcrypt_hash_ctx *archcrypt_hash_new(int hash_id);
 archcrypt_hash_ctx *archcrypt_hash_copy(const archcrypt_hash_ctx *ctx);
 int archcrypt_hash_update(archcrypt_hash_ctx *ctx, const uint8_t *msg, size_t len);

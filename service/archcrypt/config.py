@@ -37,6 +37,19 @@ class Settings(BaseSettings):
         ge=0,
         description="Largest application/octet-stream body hashed as a stream (0: unlimited).",
     )
+    max_batch_messages: int = Field(
+        default=1024,
+        ge=1,
+        description="Most messages in one POST /v1/hash/{algorithm}/batch.",
+    )
+    max_batch_bytes: int = Field(
+        default=4 * MiB,
+        ge=1,
+        description=(
+            "Most message bytes (decoded) in one batch. The route's body limit, checked "
+            "before the body is read, is the base64 JSON these two limits allow."
+        ),
+    )
     offload_threshold_bytes: int = Field(
         default=64 * KiB,
         ge=0,

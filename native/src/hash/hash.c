@@ -259,6 +259,169 @@ int archcrypt_hash(int hash_id, uint8_t *digest, const uint8_t *msg, size_t len)
     return ARCHCRYPT_OK;
 }
 
+/*
+ * Many messages through a kernel with compress_lanes: a multi-buffer scheduler. Each
+ * lane works through one message as two runs of blocks, the whole blocks straight from
+ * the message, then its padded tail (section 5.1, one or two blocks) from the lane's
+ * own buffer. Every step compresses all lanes by the shortest run left among them;
+ * a lane whose run ends moves to its tail, or writes its digest and takes the next
+ * message. So messages of any mix of lengths keep the lanes full. Once the messages run
+ * out, lanes fall idle: an idle lane rides along on a busy lane's input into its own
+ * scratch state while more than half the lanes are busy (a wide step then still beats
+ * one message at a time), and below that the busy lanes finish one by one on the row's
+ * compress.
+ */
+typedef struct {
+    const uint8_t *p;           /* next block of the current run */
+    size_t left;                /* blocks left in the current run */
+    size_t msg;                 /* index of the message in this lane */
+    size_t tail_blocks;         /* blocks in tail: 1 or 2, plus 1 for a copied block */
+    int in_tail;                /* 0: the message's whole blocks, 1: the padded tail */
+    int idle;                   /* no message: the lane's state is scratch */
+    uint8_t tail[192];
+} lane256;
+/* The lane's padded tail, and its first run: the whole blocks, or the tail when there
+ * are none left. A message under two blocks is copied whole into the tail buffer: one
+ * run, so one multi-lane step per message instead of two (the step, not the copy, is
+ * what costs at 64 bytes). */
+static void lane_start(lane256 *ln, uint32_t h[8], const uint32_t h0[8], size_t msg,
+                       const uint8_t *data, size_t len)
+{
+    const size_t full = len & ~(size_t)63, rem = len & 63;
+    const size_t head = full <= 64 ? full : 0;      /* whole blocks copied with the tail */
+    const size_t tail_len = head + (rem + 9 <= 64 ? 64 : 128);
+
+    memcpy(h, h0, 32);
+    if (head + rem)
+        memcpy(ln->tail, data + full - head, head + rem);
+    ln->tail[head + rem] = 0x80;
+    /* Only the zeros between: a fixed-size memset of the buffer becomes rep stos, whose
+     * start-up cost is a good part of a 64-byte message's. */
+    memset(ln->tail + head + rem + 1, 0, tail_len - 8 - (head + rem + 1));
+    store64_be(ln->tail + tail_len - 8, (uint64_t)len << 3);
+    ln->tail_blocks = tail_len / 64;
+    ln->msg = msg;
+    if (full > head) {
+        ln->p = data;
+        ln->left = full / 64;
+        ln->in_tail = 0;
+    } else {
+        ln->p = ln->tail;
+        ln->left = ln->tail_blocks;
+        ln->in_tail = 1;
+    }
+}
+
+static void many256(const sha256_kernel *k, const uint32_t h0[8], size_t digest_size, size_t n,
+                    const uint8_t *const *msgs, const size_t *lens, uint8_t *digests)
+{
+    const size_t L = k->lanes;
+    uint32_t h[SHA256_MAX_LANES][8];
+    lane256 lane[SHA256_MAX_LANES];
+    const uint8_t *ptr[SHA256_MAX_LANES];
+    size_t next = 0, active = 0;
+
+    for (size_t l = 0; l < L; l++) {
+        lane[l].idle = next >= n;
+        if (!lane[l].idle) {
+            lane_start(&lane[l], h[l], h0, next, msgs[next], lens[next]);
+            next++;
+            active++;
+        }
+    }
+
+    while (2 * active > L) {
+        size_t step = SIZE_MAX, busy = 0;
+        for (size_t l = 0; l < L; l++)
+            if (!lane[l].idle && lane[l].left < step) {
+                step = lane[l].left;
+                busy = l;
+            }
+        /* An idle lane reads the busy lane with the shortest run: step blocks exist there. */
+        for (size_t l = 0; l < L; l++)
+            ptr[l] = lane[l].idle ? lane[busy].p : lane[l].p;
+        k->compress_lanes(h, ptr, step);
+        for (size_t l = 0; l < L; l++) {
+            lane256 *ln = &lane[l];
+            if (ln->idle)
+                continue;
+            ln->p += 64 * step;
+            ln->left -= step;
+            if (ln->left > 0)
+                continue;
+            if (!ln->in_tail) {
+                ln->p = ln->tail;
+                ln->left = ln->tail_blocks;
+                ln->in_tail = 1;
+                continue;
+            }
+            for (size_t i = 0; i < digest_size / 4; i++)
+                store32_be(digests + ln->msg * digest_size + 4 * i, h[l][i]);
+            if (next < n) {
+                lane_start(ln, h[l], h0, next, msgs[next], lens[next]);
+                next++;
+            } else {
+                ln->idle = 1;
+                active--;
+            }
+        }
+    }
+
+    /* Half the lanes or fewer still busy (next == n by now): one by one. */
+    for (size_t l = 0; l < L; l++) {
+        lane256 *ln = &lane[l];
+        if (ln->idle)
+            continue;
+        k->compress(h[l], ln->p, ln->left);
+        if (!ln->in_tail)
+            k->compress(h[l], ln->tail, ln->tail_blocks);
+        for (size_t i = 0; i < digest_size / 4; i++)
+            store32_be(digests + ln->msg * digest_size + 4 * i, h[l][i]);
+    }
+
+    /* Every lane's state (idle ones hashed other lanes' data) and tails; a variable size
+     * is libc's memset, not rep stos. */
+    ac_wipe(lane, L * sizeof lane[0]);
+    ac_wipe(h, L * sizeof h[0]);
+}
+
+int archcrypt_hash_many(int hash_id, size_t n, const uint8_t *const *msgs, const size_t *lens,
+                        uint8_t *digests)
+{
+    if (!known(hash_id))
+        return ARCHCRYPT_ERR_INVALID_ARGUMENT;
+    if (n == 0)
+        return ARCHCRYPT_OK;
+    if (msgs == NULL || lens == NULL || digests == NULL)
+        return ARCHCRYPT_ERR_INVALID_ARGUMENT;
+    /* Checked whole before any digest is written: a bad entry leaves digests untouched. */
+    for (size_t i = 0; i < n; i++)
+        if (msgs[i] == NULL && lens[i] > 0)
+            return ARCHCRYPT_ERR_INVALID_ARGUMENT;
+
+    const int wide = variants[hash_id].wide;
+    const size_t ds = variants[hash_id].digest_size;
+    const void *k = ac_kernel(wide ? AC_ALG_SHA512 : AC_ALG_SHA256);
+    if (AC_UNLIKELY(k == NULL))
+        return ARCHCRYPT_ERR_UNSUPPORTED;
+
+    if (wide) {
+        for (size_t i = 0; i < n; i++)
+            oneshot512((const sha512_kernel *)k, (const uint64_t *)variants[hash_id].h0, ds,
+                       digests + i * ds, msgs[i], lens[i]);
+        return ARCHCRYPT_OK;
+    }
+    const sha256_kernel *k256 = (const sha256_kernel *)k;
+    if (k256->compress_lanes != NULL && k256->lanes >= 2 && n >= 2) {
+        many256(k256, (const uint32_t *)variants[hash_id].h0, ds, n, msgs, lens, digests);
+        return ARCHCRYPT_OK;
+    }
+    for (size_t i = 0; i < n; i++)
+        oneshot256(k256, (const uint32_t *)variants[hash_id].h0, ds, digests + i * ds, msgs[i],
+                   lens[i]);
+    return ARCHCRYPT_OK;
+}
+
 archcrypt_hash_ctx *archcrypt_hash_new(int hash_id)
 {
     ac_hash_ctx *ctx = malloc(sizeof *ctx);

@@ -1,5 +1,5 @@
 /* Shared runner for the SHA-2 known answers: every vector through the one-shot,
- * streaming, copy and verify paths of the public API (sha256/kat.c, sha512/kat.c). */
+ * streaming, copy, batch and verify paths of the public API (sha256/kat.c, sha512/kat.c). */
 #ifndef ARCHCRYPT_HASH_KAT_H
 #define ARCHCRYPT_HASH_KAT_H
 

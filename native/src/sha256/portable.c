@@ -11,9 +11,8 @@ static inline uint32_t Sigma1(uint32_t x) { return rotr32(x, 6) ^ rotr32(x, 11) 
 static inline uint32_t sigma0(uint32_t x) { return rotr32(x, 7) ^ rotr32(x, 18) ^ (x >> 3); }
 static inline uint32_t sigma1(uint32_t x) { return rotr32(x, 17) ^ rotr32(x, 19) ^ (x >> 10); }
 
-/* Section 4.2.2: the first 32 bits of the fractional parts of the cube roots of
- * the first 64 primes. */
-static const uint32_t K[64] = {
+/* Section 4.2.2 (declared in sha256.h, read by every row). */
+_Alignas(16) const uint32_t archcrypt_sha256_K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -41,7 +40,7 @@ static void sha256_compress(uint32_t H[8], const uint8_t *M, size_t nblocks)
 
         /* 3. The 64 rounds. */
         for (int t = 0; t < 64; t++) {
-            uint32_t T1 = h + Sigma1(e) + Ch(e, f, g) + K[t] + W[t];
+            uint32_t T1 = h + Sigma1(e) + Ch(e, f, g) + archcrypt_sha256_K[t] + W[t];
             uint32_t T2 = Sigma0(a) + Maj(a, b, c);
             h = g;
             g = f;

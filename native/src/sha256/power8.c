@@ -18,37 +18,16 @@ typedef __vector unsigned char v8;
 #define sig0(x) __builtin_crypto_vshasigmaw((x), 0, 0)
 #define sig1(x) __builtin_crypto_vshasigmaw((x), 0, 0xf)
 
-/* Section 4.2.2, each group of four stored last word first: lxvw4x puts the word at
- * the lowest address in big-endian word 0, which is little-endian element 3, so a
- * raw lxvw4x of {K3,K2,K1,K0} gives element j = K[j] with no swap instruction. */
-static const uint32_t K_rev[64] __attribute__((aligned(16))) = {
-    0xe9b5dba5, 0xb5c0fbcf, 0x71374491, 0x428a2f98, 0xab1c5ed5, 0x923f82a4, 0x59f111f1, 0x3956c25b,
-    0x550c7dc3, 0x243185be, 0x12835b01, 0xd807aa98, 0xc19bf174, 0x9bdc06a7, 0x80deb1fe, 0x72be5d74,
-    0x240ca1cc, 0x0fc19dc6, 0xefbe4786, 0xe49b69c1, 0x76f988da, 0x5cb0a9dc, 0x4a7484aa, 0x2de92c6f,
-    0xbf597fc7, 0xb00327c8, 0xa831c66d, 0x983e5152, 0x14292967, 0x06ca6351, 0xd5a79147, 0xc6e00bf3,
-    0x53380d13, 0x4d2c6dfc, 0x2e1b2138, 0x27b70a85, 0x92722c85, 0x81c2c92e, 0x766a0abb, 0x650a7354,
-    0xc76c51a3, 0xc24b8b70, 0xa81a664b, 0xa2bfe8a1, 0x106aa070, 0xf40e3585, 0xd6990624, 0xd192e819,
-    0x34b0bcb5, 0x2748774c, 0x1e376c08, 0x19a4c116, 0x682e6ff3, 0x5b9cca4f, 0x4ed8aa4a, 0x391c0cb3,
-    0x8cc70208, 0x84c87814, 0x78a5636f, 0x748f82ee, 0xc67178f2, 0xbef9a3f7, 0xa4506ceb, 0x90befffa,
-};
-
-/* Raw lxvw4x (no endian fix-up): big-endian word i of the register = native word i
- * at p. The compiler's vec_xl would add an xxswapd on POWER8. */
-static inline v32 lxvw4x(const void *p)
+/* K groups (archcrypt_sha256_K, in FIPS order) through a pointer the compiler cannot
+ * see through: with constant addresses gcc hoists the 16 loads out of the block loop
+ * and spills them. lxvd2x puts {K1,K0} in doubleword 0 as the hardware sees it, that
+ * is elements {K2,K3,K0,K1}; xxswapd gives element j = K[j], and both are off the
+ * critical path (K+W is formed a group ahead). lxvd2x is X-form only, so kp advances
+ * every fourth group and the offsets 0/16/32/48 stay in loop-invariant registers. */
+static inline v32 load_k(const uint32_t *base, long off)
 {
     v32 v;
-    __asm__("lxvw4x %x0,%y1" : "=wa"(v) : "Z"(*(const uint8_t(*)[16])p));
-    return v;
-}
-
-/* K groups through a pointer the compiler cannot see through: with constant
- * addresses gcc hoists the 16 loads out of the block loop and spills them. lxvw4x
- * is X-form only, so kp advances every fourth group and the offsets 0/16/32/48 stay
- * in loop-invariant registers (1.25 instructions a load). */
-static inline v32 lxvw4x_off(const uint32_t *base, long off)
-{
-    v32 v;
-    __asm__("lxvw4x %x0,%1,%2" : "=wa"(v) : "b"(base), "r"(off));
+    __asm__("lxvd2x %x0,%1,%2\n\txxswapd %x0,%x0" : "=wa"(v) : "b"(base), "r"(off));
     return v;
 }
 
@@ -114,7 +93,7 @@ static inline v32 load_be(const uint8_t *p, long off, v8 rev)
 /* Group i: rounds 4i..4i+3 with kw = K+W for them, and K+W for group i+1 from xn. */
 #define GROUP(i, a, b, c, d, e, f, g, h, xn)                  \
     do {                                                      \
-        v32 nkw_ = lxvw4x_off(kp, 16 * (((i) + 1) & 3)) + (xn); \
+        v32 nkw_ = load_k(kp, 16 * (((i) + 1) & 3)) + (xn); \
         if ((((i) + 1) & 3) == 3) {                           \
             kp += 16;                                         \
             OPAQUE(kp);                                       \
@@ -141,9 +120,9 @@ static void sha256_compress(uint32_t H[8], const uint8_t *M, size_t nblocks)
         v32 x0 = load_be(M, 0, rev), x1 = load_be(M, 16, rev);
         v32 x2 = load_be(M, 32, rev), x3 = load_be(M, 48, rev);
         v32 p0 = SLD(x1, x0, 12), p1 = SLD(x2, x1, 12);
-        const uint32_t *kp = K_rev;
+        const uint32_t *kp = archcrypt_sha256_K;
         OPAQUE(kp);
-        v32 kw = lxvw4x(kp) + x0;
+        v32 kw = load_k(kp, 0) + x0;
 
         GROUP(0, a, b, c, d, e, f, g, h, x1);
         GROUP(1, e, f, g, h, a, b, c, d, x2);

@@ -5,10 +5,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Most lanes any row's compress_lanes runs (avx2: eight); the mode layer sizes its lane
+ * state by it. */
+#define SHA256_MAX_LANES 8
+
 typedef struct sha256_kernel {
     /* Compress nblocks 64-byte blocks (no alignment) into the native-order state h. */
     void (*compress)(uint32_t h[8], const uint8_t *in, size_t nblocks);
+    /* Optional (NULL: the batch API runs compress one message at a time). Compress
+     * `lanes` independent chains at once: h[i] over nblocks blocks at in[i], for every
+     * i < lanes. One chain is bound by the latency of its rounds; several in flight
+     * fill the pipeline (multi-buffer). Only for lanes >= 2. */
+    void (*compress_lanes)(uint32_t (*h)[8], const uint8_t *const *in, size_t nblocks);
+    unsigned lanes;
 } sha256_kernel;
+
+/* Section 4.2.2: the first 32 bits of the fractional parts of the cube roots of the
+ * first 64 primes; defined once (portable.c), 16-byte aligned for vector loads. */
+extern const uint32_t archcrypt_sha256_K[64];
 
 extern const sha256_kernel archcrypt_sha256_portable;
 

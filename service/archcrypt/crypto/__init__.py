@@ -46,7 +46,7 @@ from .errors import (
     UnknownImplementationError,
     UnsupportedImplementationError,
 )
-from .hashes import DIGEST_SIZES, HASH_ALGORITHMS, Hash, digest
+from .hashes import DIGEST_SIZES, HASH_ALGORITHMS, Hash, digest, digest_many
 from .mac import MAC_ALGORITHMS, Hmac, Poly1305, mac, mac_verify
 
 __all__ = [
@@ -85,6 +85,7 @@ __all__ = [
     "chacha20_xor",
     "core_hz",
     "digest",
+    "digest_many",
     "force",
     "hchacha20",
     "init",

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Final
 
 from . import errors
-from ._lib import BytesLike, StreamingContext, check, init, lib, output, require_gc, to_bytes, view
+from ._lib import (
+    BytesLike,
+    StreamingContext,
+    check,
+    ffi,
+    init,
+    lib,
+    output,
+    require_gc,
+    to_bytes,
+    view,
+)
 
-__all__ = ["DIGEST_SIZES", "HASH_ALGORITHMS", "Hash", "digest"]
+__all__ = ["DIGEST_SIZES", "HASH_ALGORITHMS", "Hash", "digest", "digest_many"]
 
 HASH_ALGORITHMS: Final = ("sha224", "sha256", "sha384", "sha512")
 DIGEST_SIZES: Final[Mapping[str, int]] = MappingProxyType(
@@ -47,6 +58,29 @@ def digest(algorithm: str, data: BytesLike) -> bytes:
     out = output(size)
     check(int(lib.archcrypt_hash(hid, out, data_c, length)), algorithm)
     return to_bytes(out, size)
+
+
+def digest_many(algorithm: str, messages: Sequence[BytesLike]) -> list[bytes]:
+    """One-shot hashes of many independent messages in one C call, in order.
+
+    The same digests as [digest(algorithm, m) for m in messages]; a SHA-256/224 row with
+    several lanes (sha_ni: two chains, avx2: eight) hashes the messages side by side, about twice the
+    throughput of one at a time. Inputs are passed without copying.
+    """
+    hid = hash_id(algorithm)
+    init()
+    n = len(messages)
+    if n == 0:
+        return []
+    # The views must outlive the call: cffi keeps the buffers pinned while they live.
+    views = [view(m, f"messages[{i}]") for i, m in enumerate(messages)]
+    pointers = ffi.new("const uint8_t *[]", [v for v, _ in views])
+    lengths = ffi.new("size_t[]", [length for _, length in views])
+    size = DIGEST_SIZES[algorithm]
+    out = output(n * size)
+    check(int(lib.archcrypt_hash_many(hid, n, pointers, lengths, out)), algorithm)
+    raw = to_bytes(out, n * size)
+    return [raw[i * size : (i + 1) * size] for i in range(n)]
 
 
 class Hash(StreamingContext):
