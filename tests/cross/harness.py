@@ -37,9 +37,12 @@ class Target:
 
 # Models chosen so that each rung of every dispatch ladder is reached (../shared/CROSS-ARCH.md).
 TARGETS = {
-    "arm64": Target("arm64", "aarch64-linux-gnu", "qemu-aarch64-static", ("cortex-a53", "cortex-a72", "max")),
-    "ppc64le": Target("ppc64le", "powerpc64le-linux-gnu", "qemu-ppc64le-static", ("power8", "power9", "power10")),
-    "s390x": Target("s390x", "s390x-linux-gnu", "qemu-s390x-static", ("z13", "z14", "gen15a", "max")),
+    "arm64": Target("arm64", "aarch64-linux-gnu", "qemu-aarch64-static",
+                    ("cortex-a53", "cortex-a72", "max")),
+    "ppc64le": Target("ppc64le", "powerpc64le-linux-gnu", "qemu-ppc64le-static",
+                      ("power8", "power9", "power10")),
+    "s390x": Target("s390x", "s390x-linux-gnu", "qemu-s390x-static",
+                    ("z13", "z14", "gen15a", "max")),
 }
 
 
@@ -70,7 +73,8 @@ def cpu_option(qemu: str, model: str) -> str:
     """The -cpu value for a model: s390x models abort until every feature qemu cannot
     emulate is switched off, and which those are depends on the qemu version."""
     hello = cross_hello(qemu)
-    probe = subprocess.run([qemu, "-cpu", model, str(hello)], capture_output=True, text=True, check=False)
+    probe = subprocess.run([qemu, "-cpu", model, str(hello)],
+                           capture_output=True, text=True, check=False)
     match = re.search(r"not available in the configuration:\s*(.*)", probe.stderr)
     if not match:
         return model
@@ -88,8 +92,10 @@ def cross_hello(qemu: str) -> Path:
     return out
 
 
-def run_under_qemu(target: Target, model: str, binary: Path, *args: str, env: dict[str, str] | None = None,
-                   timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_under_qemu(
+    target: Target, model: str, binary: Path, *args: str,
+    env: dict[str, str] | None = None, timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
     cmd = [target.qemu, "-cpu", cpu_option(target.qemu, model), str(binary), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False,
                           env={**os.environ, **(env or {})})

@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from .harness import NATIVE, TARGETS, make, parse_dispatch, parse_features, require_tools, run_under_qemu
+from .harness import (
+    NATIVE,
+    TARGETS,
+    make,
+    parse_dispatch,
+    parse_features,
+    require_tools,
+    run_under_qemu,
+)
 
 # The first row of each table that needs no CPU feature: what every target must pick when
 # it has no SIMD row for an algorithm (and what masking every feature falls back to).
@@ -32,8 +40,10 @@ FEATURES = {
     ("arm64", "cortex-a53"): ({"asimd", "aes", "pmull", "sha2"}, {"sha512", "sve"}),
     ("arm64", "cortex-a72"): ({"asimd", "aes", "pmull", "sha2"}, {"sha512", "sve"}),
     ("arm64", "max"): ({"asimd", "aes", "pmull", "sha2", "sha512", "sha3", "sve", "sve2"}, set()),
-    ("ppc64le", "power8"): ({"altivec", "vsx", "arch_2_07", "vec_crypto"}, {"arch_3_00", "arch_3_1"}),
-    ("ppc64le", "power9"): ({"altivec", "vsx", "arch_2_07", "vec_crypto", "arch_3_00"}, {"arch_3_1"}),
+    ("ppc64le", "power8"): ({"altivec", "vsx", "arch_2_07", "vec_crypto"},
+                           {"arch_3_00", "arch_3_1"}),
+    ("ppc64le", "power9"): ({"altivec", "vsx", "arch_2_07", "vec_crypto", "arch_3_00"},
+                           {"arch_3_1"}),
     ("ppc64le", "power10"): ({"vsx", "arch_3_00", "arch_3_1", "mma"}, set()),
     # qemu 7.2 answers the CPACF KIMD query with SHA-512 only, on every model.
     ("s390x", "z13"): ({"vx", "msa", "kimd_sha512"}, {"vxe", "vxe2", "kimd_sha256"}),
@@ -55,7 +65,8 @@ SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
 
 def assert_green(proc: subprocess.CompletedProcess[str], what: str) -> None:
     summary = SUMMARY.search(proc.stdout)
-    assert proc.returncode == 0 and summary and summary.group(2) == "0" and int(summary.group(1)) > 1000, (
+    green = summary and summary.group(2) == "0" and int(summary.group(1)) > 1000
+    assert proc.returncode == 0 and green, (
         f"{what}: exit {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     )
 

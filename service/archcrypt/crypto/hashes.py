@@ -64,8 +64,8 @@ def digest_many(algorithm: str, messages: Sequence[BytesLike]) -> list[bytes]:
     """One-shot hashes of many independent messages in one C call, in order.
 
     The same digests as [digest(algorithm, m) for m in messages]; a SHA-256/224 row with
-    several lanes (sha_ni: two chains, avx2: eight) hashes the messages side by side, about twice the
-    throughput of one at a time. Inputs are passed without copying.
+    several lanes (sha_ni: two chains, avx2: eight) hashes the messages side by side,
+    about twice the throughput of one at a time. Inputs are passed without copying.
     """
     hid = hash_id(algorithm)
     init()
