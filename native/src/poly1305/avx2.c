@@ -1,11 +1,11 @@
-/* Poly1305, AVX2: radix 2^26 (five limbs), 4 blocks per ymm, 8 per iteration as H r^8 + M r^4 with one reduction, vpmuludq, powers r^1..r^8 kept in the state; 64-bit scalar (mulx) for short calls (RFC 8439 2.5). */
+/* Poly1305, AVX2: radix 2^26 (five limbs), 4 blocks per ymm, 8 per iteration as H r^8 + M r^4 with one reduction, vpmuludq row by row with the broadcast powers as memory operands (no spills), powers r^1..r^8 kept in the state; 64-bit scalar (mulx) for short calls (RFC 8439 2.5). */
 #if !defined(__AVX2__) || !defined(__BMI2__)
 #error "poly1305/avx2.c needs -mavx2 -mbmi2 (ISA_FLAGS_avx2 in native/Makefile)"
 #endif
 
 #include <immintrin.h>
 
-#include "poly1305/scalar64.h"
+#include "poly1305/mulx_core.h"
 
 /* Calls shorter than this many blocks take the scalar path: below it the vector
  * set-up (radix conversions, one horizontal sum) costs more than it saves. The
@@ -23,9 +23,8 @@
 /* The vector part of the state, from byte 64: per-lane powers of r in radix 2^26,
  * one ymm per limb. A group of 4 blocks is loaded with block k in lane k; lane k
  * of P4 holds r^(4 - k), of P8 r^(8 - k). Lane 0 holds r^4 and r^8, broadcast for
- * the main loop. P4 is canonical (limbs below 2^26); P8 comes out of the same
- * reduction as h, so its limbs 1 and 4 may exceed 2^26 by 2^9.3 and 2^6.9. The
- * 5 r multiples are made per call (one add and one shift per limb). */
+ * the main loop. Both come out of the same reduction as h (compute_powers), so
+ * limbs 1 and 4 may exceed 2^26 by 2^9.3 and 2^6.9. */
 typedef struct {
     uint64_t p4[5][4];
     uint64_t p8[5][4];
@@ -96,27 +95,36 @@ AC_INLINE void load_partial4(const uint8_t *in, size_t t, __m256i pad, __m256i m
 #define MUL(a, b) _mm256_mul_epu32(a, b)
 #define ADD(a, b) _mm256_add_epi64(a, b)
 
-/* d += x * r column by column, terms at 2^130 and up folded back with s = 5 r.
- * vpmuludq reads the low 32 bits of each lane: x and r limbs must stay below 2^32. */
-AC_INLINE void mac(__m256i d[5], const __m256i x[5], const __m256i r[5], const __m256i s[5])
+/* Products are taken row by row, input limb j against all five columns:
+ * d_i += x_j r_(i-j), and for i < j the term at 2^130 and up folds back as
+ * 5 r_(5+i-j). Whole rows in order keep the working set at the five columns,
+ * one input limb and one product. vpmuludq reads the low 32 bits of each lane:
+ * x, 5 x, r and 5 r limbs must all stay below 2^32 (bounds below reduce). The
+ * asm after each row keeps gcc's reassociation from regrouping the column sums
+ * across rows: it would compute every product first and spill them. */
+#define ROW_BARRIER(d) __asm__("" : "+x"(d[0]), "+x"(d[1]), "+x"(d[2]), "+x"(d[3]), "+x"(d[4]))
+
+/* d (+)= x b with per-lane multipliers b (registers or the state's tables): the
+ * 5 goes onto x (5 x_j < 2^29.4), so b needs no 5 b rows. */
+AC_INLINE void mul_lanes(__m256i d[5], const __m256i x[5], const __m256i b[5], int first)
 {
-    d[0] = ADD(d[0], ADD(ADD(MUL(x[0], r[0]), MUL(x[1], s[4])),
-                         ADD(ADD(MUL(x[2], s[3]), MUL(x[3], s[2])), MUL(x[4], s[1]))));
-    d[1] = ADD(d[1], ADD(ADD(MUL(x[0], r[1]), MUL(x[1], r[0])),
-                         ADD(ADD(MUL(x[2], s[4]), MUL(x[3], s[3])), MUL(x[4], s[2]))));
-    d[2] = ADD(d[2], ADD(ADD(MUL(x[0], r[2]), MUL(x[1], r[1])),
-                         ADD(ADD(MUL(x[2], r[0]), MUL(x[3], s[4])), MUL(x[4], s[3]))));
-    d[3] = ADD(d[3], ADD(ADD(MUL(x[0], r[3]), MUL(x[1], r[2])),
-                         ADD(ADD(MUL(x[2], r[1]), MUL(x[3], r[0])), MUL(x[4], s[4]))));
-    d[4] = ADD(d[4], ADD(ADD(MUL(x[0], r[4]), MUL(x[1], r[3])),
-                         ADD(ADD(MUL(x[2], r[2]), MUL(x[3], r[1])), MUL(x[4], r[0]))));
+    _Pragma("GCC unroll 5") for (int j = 0; j < 5; j++) {
+        const __m256i xj = x[j], xj5 = times5(xj);
+        _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++) {
+            __m256i t = MUL(i >= j ? xj : xj5, b[i >= j ? i - j : 5 + i - j]);
+            d[i] = first && j == 0 ? t : ADD(d[i], t);
+        }
+        ROW_BARRIER(d);
+    }
 }
 
 /* Bounds. Between iterations h0, h2, h3 < 2^26, h1 < 2^26 + 2^9.3, h4 < 2^26 + 2^6.9;
  * a group adds below 2^26 (limb 4: 2^25; the first group's h from radix 2^64 with
- * h2 <= 4 puts up to 2^26.4 in limb 4), so every x limb is below 2^27.01 and every
- * r limb below 2^26.01, s below 2^28.33. One iteration adds x r^8 and m r^4: ten
- * products per column, each below 2^55.4, so d_i < 2^58.7 in 64-bit lanes.
+ * h2 <= 4 puts up to 2^26.4 in limb 4), so every x limb is below 2^27.01 (5 x, where
+ * mul_lanes puts the 5, below 2^29.33) and every r limb below 2^26.01, s below
+ * 2^28.33. One iteration adds x r^8 and m r^4: ten products per column, each below
+ * 2^55.4, so d_i < 2^58.7 in 64-bit lanes. The last step and compute_powers stay
+ * within the same bounds.
  *
  * Carries, two chains interleaved (d0 -> d1 -> d2 -> d3 and d3 -> d4 -> d0 -> d1),
  * every one in a 64-bit lane: c0, c3 < 2^32.7; c1, c4 < 2^32.8; 5 c4 < 2^35.2, so
@@ -138,43 +146,116 @@ AC_INLINE void reduce(__m256i d[5])
     c = _mm256_srli_epi64(d[3], 26); d[3] = _mm256_and_si256(d[3], mask); d[4] = ADD(d[4], c);
 }
 
-/* r^1..r^4 by the scalar path (three dependent multiplications), canonical, then
- * P8 = P4 * r^4 in one vector step: far shorter than seven dependent scalar
- * multiplications, which matters once per key (once per AEAD message). */
+/* The main loop's multipliers: one power of r broadcast to every lane, as r
+ * limbs and s = 5 r limbs (s[0] unused), kept in memory and read as vpmuludq
+ * memory operands. Ten of them per power do not fit in registers beside the
+ * state, and when gcc held them there it spilled partial products instead. */
+typedef struct {
+    __m256i r[5], s[5];
+} bcast_power;
+
+/* d (+)= x_j times one broadcast power, for input limb j (see mul_lanes). */
+AC_INLINE void row(__m256i d[5], __m256i xj, const bcast_power *p, int j, int first)
+{
+    _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++) {
+        __m256i t = MUL(xj, i >= j ? p->r[i - j] : p->s[5 + i - j]);
+        d[i] = first ? t : ADD(d[i], t);
+    }
+    ROW_BARRIER(d);
+}
+
+/* d += m r^k for the group of 4 blocks at in, its limbs split one at a time and
+ * consumed at once (split4 made all five before the first product). */
+AC_INLINE void load4_rows(__m256i d[5], const uint8_t *in, __m256i pad, const bcast_power *p)
+{
+    const __m256i mask = _mm256_set1_epi64x(M26);
+    __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(load_block(in)),
+                                        load_block(in + 32), 1);
+    __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(load_block(in + 16)),
+                                        load_block(in + 48), 1);
+    __m256i lo = _mm256_unpacklo_epi64(a, b);
+    __m256i hi = _mm256_unpackhi_epi64(a, b);
+
+    row(d, _mm256_and_si256(lo, mask), p, 0, 0);
+    row(d, _mm256_and_si256(_mm256_srli_epi64(lo, 26), mask), p, 1, 0);
+    row(d, _mm256_and_si256(_mm256_or_si256(_mm256_srli_epi64(lo, 52), _mm256_slli_epi64(hi, 12)),
+                            mask),
+        p, 2, 0);
+    row(d, _mm256_and_si256(_mm256_srli_epi64(hi, 14), mask), p, 3, 0);
+    row(d, _mm256_or_si256(_mm256_srli_epi64(hi, 40), pad), p, 4, 0);
+}
+
+/* x = d + m for the group of 4 blocks at in, limb by limb: made all at once the
+ * limbs sat beside the reduction's carries and gcc spilled one. */
+AC_INLINE void load4_add(__m256i x[5], const __m256i d[5], const uint8_t *in, __m256i pad)
+{
+    const __m256i mask = _mm256_set1_epi64x(M26);
+    __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(load_block(in)),
+                                        load_block(in + 32), 1);
+    __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(load_block(in + 16)),
+                                        load_block(in + 48), 1);
+    __m256i lo = _mm256_unpacklo_epi64(a, b);
+    __m256i hi = _mm256_unpackhi_epi64(a, b);
+
+    x[0] = ADD(d[0], _mm256_and_si256(lo, mask));
+    x[1] = ADD(d[1], _mm256_and_si256(_mm256_srli_epi64(lo, 26), mask));
+    x[2] = ADD(d[2], _mm256_and_si256(_mm256_or_si256(_mm256_srli_epi64(lo, 52),
+                                                      _mm256_slli_epi64(hi, 12)),
+                                      mask));
+    x[3] = ADD(d[3], _mm256_and_si256(_mm256_srli_epi64(hi, 14), mask));
+    x[4] = ADD(d[4], _mm256_or_si256(_mm256_srli_epi64(hi, 40), pad));
+}
+
+AC_INLINE void bcast_table(bcast_power *p, const uint8_t *tab)
+{
+    _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++) {
+        p->r[i] = _mm256_broadcastq_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(tab + 32 * i)));
+        p->s[i] = times5(p->r[i]);
+    }
+}
+
+/* The tables from r alone in three vector multiplications, each a 4-lane
+ * product and one reduction: [r, r, r, r] [r, r, 1, 1] = [r^2, r^2, r, r];
+ * that times [r^2, r, r, 1] = [r^4, r^3, r^2, r] = P4; P4 r^4 = P8. Shorter
+ * than the chain of scalar multiplications (each with a full reduction) it
+ * replaces, and it runs once per key, so once per AEAD message. Inputs below
+ * 2^26.01 per limb keep every step inside the bounds of the main loop. */
 static void compute_powers(poly1305_state *st)
 {
-    uint64_t pw[4][3], l[4][5];
-    uint8_t *tab = st->opaque + P64_VEC_OFFSET;
-    __m256i r[5], s[5], x[5], d[5];
+    __m256i *tab = (__m256i *)(void *)(st->opaque + P64_VEC_OFFSET);
+    __m256i rv[5], b[5], v[5];
+    uint64_t r[3] = {0, 0, 0}, l[5];
 
-    p64_powers(st, pw, 4);
-    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)
-        split26(l[k], pw[4 - k - 1]);
-    /* Vectors from scalars directly: four narrow stores read back as one wide load
-     * would miss store-to-load forwarding. */
+    P64_GET(st, r, r);
+    r[2] = 0;
+    split26(l, r);
+    /* Lanes 2 and 3 of the first multiplier, and lane 3 of the second, are 1. */
+    const __m256i one_hi = _mm256_setr_epi64x(0, 0, 1, 1), one_top = _mm256_setr_epi64x(0, 0, 0, 1);
     _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++) {
-        x[i] = _mm256_setr_epi64x((long long)l[0][i], (long long)l[1][i], (long long)l[2][i],
-                                  (long long)l[3][i]);
-        _mm256_store_si256((__m256i *)(void *)(tab + offsetof(avx2_powers, p4[i])), x[i]);
-        r[i] = _mm256_set1_epi64x((long long)l[0][i]); /* r^4 */
-        s[i] = times5(r[i]);
-        d[i] = _mm256_setzero_si256();
+        rv[i] = _mm256_set1_epi64x((long long)l[i]);
+        b[i] = _mm256_blend_epi32(rv[i], i == 0 ? one_hi : _mm256_setzero_si256(), 0xf0);
     }
-    mac(d, x, r, s);
-    reduce(d);
+    mul_lanes(v, rv, b, 1);
+    reduce(v);
+    _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++) {
+        b[i] = _mm256_blend_epi32(_mm256_permute4x64_epi64(v[i], 0x00), rv[i], 0x3c);
+        b[i] = _mm256_blend_epi32(b[i], i == 0 ? one_top : _mm256_setzero_si256(), 0xc0);
+    }
+    mul_lanes(rv, v, b, 1);
+    reduce(rv);
+    _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++) {
+        _mm256_store_si256(&tab[offsetof(avx2_powers, p4[i]) / 32], rv[i]);
+        b[i] = _mm256_permute4x64_epi64(rv[i], 0x00);
+    }
+    mul_lanes(v, rv, b, 1);
+    reduce(v);
     _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++)
-        _mm256_store_si256((__m256i *)(void *)(tab + offsetof(avx2_powers, p8[i])), d[i]);
+        _mm256_store_si256(&tab[offsetof(avx2_powers, p8[i]) / 32], v[i]);
+    p64_wipe(l, sizeof l);
+    p64_wipe(r, sizeof r);
 
     uint64_t one = 1;
     P64_PUT(st, powers, one);
-}
-
-AC_INLINE void load_table(const uint8_t *tab, __m256i r[5], __m256i s[5])
-{
-    for (int i = 0; i < 5; i++) {
-        r[i] = _mm256_load_si256((const __m256i *)(const void *)(tab + 32 * i));
-        s[i] = times5(r[i]);
-    }
 }
 
 AC_INLINE uint64_t hsum(__m256i v)
@@ -220,45 +301,48 @@ static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *i
 
     /* Main loop: h = h r^8 + m r^4 + m', two groups per iteration, one reduction. */
     if (groups >= 2) {
-        __m256i r4[5], s4[5], r8[5], s8[5];
-        _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++) {
-            r4[i] = _mm256_broadcastq_epi64(_mm_loadl_epi64(
-                (const __m128i *)(const void *)(tab4 + 32 * i)));
-            s4[i] = times5(r4[i]);
-            r8[i] = _mm256_broadcastq_epi64(_mm_loadl_epi64(
-                (const __m128i *)(const void *)(tab8 + 32 * i)));
-            s8[i] = times5(r8[i]);
-        }
+        bcast_power pw[2]; /* r^4, r^8 */
+
+        bcast_table(&pw[0], tab4);
+        bcast_table(&pw[1], tab8);
+        /* The stores above must happen here, not be sunk into the loop as
+         * registers: see bcast_power. */
+        __asm__("" : : "r"(pw) : "memory");
         while (groups >= 2) {
             __m256i d[5];
-            _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++)
-                d[i] = _mm256_setzero_si256();
-            load4(in, pad, m);
-            mac(d, m, r4, s4);
-            mac(d, x, r8, s8);
+            row(d, x[0], &pw[1], 0, 1);
+            row(d, x[1], &pw[1], 1, 0);
+            row(d, x[2], &pw[1], 2, 0);
+            row(d, x[3], &pw[1], 3, 0);
+            row(d, x[4], &pw[1], 4, 0);
+            load4_rows(d, in, pad, &pw[0]);
             reduce(d);
-            load4(in + 64, pad, m);
-            _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++)
-                x[i] = ADD(d[i], m[i]);
+            __asm__("" : "+x"(d[0]), "+x"(d[1]), "+x"(d[2]), "+x"(d[3]), "+x"(d[4]));
+            load4_add(x, d, in + 64, pad);
             in += 128;
             groups -= 2;
         }
+        /* Powers of r are key material; a ymm at a time (p64_wipe's 8-byte
+         * stores cost more than the loop at 1 KiB). */
+        _Pragma("GCC unroll 10") for (int i = 0; i < 10; i++) {
+            *(volatile __m256i *)&pw[i / 5].r[i % 5] = _mm256_setzero_si256();
+            *(volatile __m256i *)&pw[i / 5].s[i % 5] = _mm256_setzero_si256();
+        }
     }
 
-    /* Last step: lane k times r^(4 - k), and one more group if left. */
+    /* Last step: lane k times r^(4 - k), and one more group if left (then x
+     * takes r^(8 - k) first, so x is dead before m is loaded). */
     {
-        __m256i d[5], r[5], s[5];
-        _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++)
-            d[i] = _mm256_setzero_si256();
+        const __m256i *p4 = (const __m256i *)(const void *)tab4;
+        const __m256i *p8 = (const __m256i *)(const void *)tab8;
+        __m256i d[5];
+
         if (groups == 1) {
+            mul_lanes(d, x, p8, 1);
             load4(in, pad, m);
-            load_table(tab4, r, s);
-            mac(d, m, r, s);
-            load_table(tab8, r, s);
-            mac(d, x, r, s);
+            mul_lanes(d, m, p4, 0);
         } else {
-            load_table(tab4, r, s);
-            mac(d, x, r, s);
+            mul_lanes(d, x, p4, 1);
         }
         reduce(d);
         x[0] = d[0]; x[1] = d[1]; x[2] = d[2]; x[3] = d[3]; x[4] = d[4];
@@ -287,13 +371,13 @@ static void poly1305_avx2_blocks(poly1305_state *st, const uint8_t *in, size_t l
     uint64_t h[3], ready;
 
     if (nb < VEC_MIN_BLOCKS) {
-        p64_blocks_call(st, in, len, padbit);
+        p64_mulx_blocks_call(st, in, len, padbit);
         return;
     }
     P64_GET(st, powers, ready);
     if (!ready) {
         if (nb < VEC_MIN_BLOCKS_COLD) {
-            p64_blocks_call(st, in, len, padbit);
+            p64_mulx_blocks_call(st, in, len, padbit);
             return;
         }
         compute_powers(st);
