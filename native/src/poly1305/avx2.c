@@ -392,8 +392,14 @@ static void poly1305_avx2_finish(poly1305_state *st, uint8_t tag[16])
     p64_finish(st, tag);
 }
 
+static size_t poly1305_avx2_used(const poly1305_state *st)
+{
+    return p64_used(st, sizeof(avx2_powers));
+}
+
 const poly1305_kernel archcrypt_poly1305_avx2 = {
     .init = poly1305_avx2_init,
     .blocks = poly1305_avx2_blocks,
     .finish = poly1305_avx2_finish,
+    .used = poly1305_avx2_used,
 };

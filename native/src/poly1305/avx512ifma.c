@@ -359,8 +359,14 @@ static void poly1305_avx512ifma_finish(poly1305_state *st, uint8_t tag[16])
     p64_finish(st, tag);
 }
 
+static size_t poly1305_avx512ifma_used(const poly1305_state *st)
+{
+    return p64_used(st, sizeof(ifma_powers));
+}
+
 const poly1305_kernel archcrypt_poly1305_avx512ifma = {
     .init = poly1305_avx512ifma_init,
     .blocks = poly1305_avx512ifma_blocks,
     .finish = poly1305_avx512ifma_finish,
+    .used = poly1305_avx512ifma_used,
 };

@@ -56,9 +56,10 @@ void ac_poly1305_final(ac_poly1305 *p, uint8_t tag[16])
         memset(p->buf + p->buf_len + 1, 0, 16 - p->buf_len - 1);
         p->k->blocks(&p->st, p->buf, 16, 0);
     }
+    size_t used = p->k->used(&p->st);
     p->k->finish(&p->st, tag);
 
-    ac_wipe(&p->st, sizeof p->st);
+    ac_wipe(&p->st, used);
     ac_wipe(p->buf, sizeof p->buf);
     p->buf_len = 0;
     p->finished = 1;

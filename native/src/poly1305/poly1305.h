@@ -19,6 +19,12 @@ typedef struct poly1305_kernel {
     void (*blocks)(poly1305_state *st, const uint8_t *in, size_t len, uint32_t padbit);
     /* Fully reduce h, add s, write the tag. The caller wipes the state afterwards. */
     void (*finish)(poly1305_state *st, uint8_t tag[16]);
+    /* How many leading bytes of the state init and blocks have written so far: the
+     * caller wipes those. A vector kernel's table of powers exists only once a call was
+     * long enough to build it, so a short message wipes 64 bytes, not 512 (a 512-byte
+     * memset was a quarter of a 64-byte MAC). poly1305/kat.c checks every row's
+     * answer against the bytes it really wrote. */
+    size_t (*used)(const poly1305_state *st);
 } poly1305_kernel;
 
 extern const poly1305_kernel archcrypt_poly1305_portable;

@@ -165,8 +165,15 @@ static void poly1305_finish(poly1305_state *st, uint8_t tag[16])
     ac_wipe(g, sizeof g);
 }
 
+static size_t poly1305_used(const poly1305_state *st)
+{
+    (void)st;
+    return sizeof(poly1305_portable);
+}
+
 const poly1305_kernel archcrypt_poly1305_portable = {
     .init = poly1305_init,
     .blocks = poly1305_blocks,
     .finish = poly1305_finish,
+    .used = poly1305_used,
 };

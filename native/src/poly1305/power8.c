@@ -37,8 +37,15 @@ static void poly1305_power8_finish(poly1305_state *st, uint8_t tag[16])
     ppc64_finish(st, tag);
 }
 
+static size_t poly1305_power8_used(const poly1305_state *st)
+{
+    (void)st;
+    return P64_VEC_OFFSET;
+}
+
 const poly1305_kernel archcrypt_poly1305_power8 = {
     .init = poly1305_power8_init,
     .blocks = poly1305_power8_blocks,
     .finish = poly1305_power8_finish,
+    .used = poly1305_power8_used,
 };

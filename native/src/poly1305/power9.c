@@ -238,8 +238,14 @@ static void poly1305_power9_finish(poly1305_state *st, uint8_t tag[16])
     ppc64_finish(st, tag);
 }
 
+static size_t poly1305_power9_used(const poly1305_state *st)
+{
+    return p64_used(st, sizeof(p9_powers));
+}
+
 const poly1305_kernel archcrypt_poly1305_power9 = {
     .init = poly1305_power9_init,
     .blocks = poly1305_power9_blocks,
     .finish = poly1305_power9_finish,
+    .used = poly1305_power9_used,
 };

@@ -21,10 +21,17 @@ static void poly1305_scalar64_finish(poly1305_state *st, uint8_t tag[16])
     p64_finish(st, tag);
 }
 
+static size_t poly1305_scalar64_used(const poly1305_state *st)
+{
+    (void)st;
+    return P64_VEC_OFFSET;
+}
+
 const poly1305_kernel archcrypt_poly1305_scalar64 = {
     .init = poly1305_scalar64_init,
     .blocks = poly1305_scalar64_blocks,
     .finish = poly1305_scalar64_finish,
+    .used = poly1305_scalar64_used,
 };
 
 #else

@@ -215,6 +215,16 @@ static inline void p64_finish(poly1305_state *st, uint8_t tag[16])
 #endif
 }
 
+/* The kernel contract's `used`: the head, and the vector table of `table` bytes once
+ * `powers` says it was built. */
+static inline size_t p64_used(const poly1305_state *st, size_t table)
+{
+    uint64_t powers;
+
+    memcpy(&powers, st->opaque + offsetof(p64_head, powers), sizeof powers);
+    return P64_VEC_OFFSET + (powers ? table : 0);
+}
+
 /* The scalar path over a whole call, for scalar64.c and the short calls of the
  * vector kernels. */
 static inline void p64_blocks_call(poly1305_state *st, const uint8_t *in, size_t len,
