@@ -28,7 +28,7 @@
 
 static const ac_impl_row chacha20_rows[] = {
 #if defined(__x86_64__)
-    {"avx512", "avx512f,avx512vl,avx512bw", &archcrypt_chacha20_avx512},
+    {"avx512", "avx512f,avx512vl,avx512bw,avx512dq", &archcrypt_chacha20_avx512},
     {"avx2", "avx2", &archcrypt_chacha20_avx2},
     {"ssse3", "ssse3", &archcrypt_chacha20_ssse3},
 #endif
@@ -83,6 +83,7 @@ static const ac_impl_row sha256_rows[] = {
 
 static const ac_impl_row sha512_rows[] = {
 #if defined(__x86_64__)
+    {"avx512", "avx512f,avx512vl,avx512bw,avx512dq,bmi2", &archcrypt_sha512_avx512},
     {"avx2", "avx2,bmi2", &archcrypt_sha512_avx2},
 #endif
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
@@ -93,6 +94,7 @@ static const ac_impl_row sha512_rows[] = {
 
 static const ac_impl_row camellia_rows[] = {
 #if defined(__x86_64__)
+    {"gfni_avx512", "avx512f,avx512vl,avx512bw,gfni", &archcrypt_camellia_gfni_avx512},
     {"vaes_avx2", "vaes,avx2,aesni", &archcrypt_camellia_vaes_avx2},
     {"aesni_avx2", "aesni,avx2", &archcrypt_camellia_aesni_avx2},
 #endif

@@ -40,6 +40,7 @@ extern const camellia_kernel archcrypt_camellia_power8;
 #endif
 
 #if defined(__x86_64__)
+extern const camellia_kernel archcrypt_camellia_gfni_avx512;
 extern const camellia_kernel archcrypt_camellia_vaes_avx2;
 extern const camellia_kernel archcrypt_camellia_aesni_avx2;
 #endif

@@ -11,9 +11,8 @@ static inline uint64_t Sigma1(uint64_t x) { return rotr64(x, 14) ^ rotr64(x, 18)
 static inline uint64_t sigma0(uint64_t x) { return rotr64(x, 1) ^ rotr64(x, 8) ^ (x >> 7); }
 static inline uint64_t sigma1(uint64_t x) { return rotr64(x, 19) ^ rotr64(x, 61) ^ (x >> 6); }
 
-/* Section 4.2.3: the first 64 bits of the fractional parts of the cube roots of
- * the first 80 primes. */
-static const uint64_t K[80] = {
+/* Section 4.2.3 (declared in sha512.h, read by every row). */
+_Alignas(64) const uint64_t archcrypt_sha512_K[80] = {
     0x428a2f98d728ae22, 0x7137449123ef65cd, 0xb5c0fbcfec4d3b2f, 0xe9b5dba58189dbbc,
     0x3956c25bf348b538, 0x59f111f1b605d019, 0x923f82a4af194f9b, 0xab1c5ed5da6d8118,
     0xd807aa98a3030242, 0x12835b0145706fbe, 0x243185be4ee4b28c, 0x550c7dc3d5ffb4e2,
@@ -53,7 +52,7 @@ static void sha512_compress(uint64_t H[8], const uint8_t *M, size_t nblocks)
 
         /* 3. The 80 rounds. */
         for (int t = 0; t < 80; t++) {
-            uint64_t T1 = h + Sigma1(e) + Ch(e, f, g) + K[t] + W[t];
+            uint64_t T1 = h + Sigma1(e) + Ch(e, f, g) + archcrypt_sha512_K[t] + W[t];
             uint64_t T2 = Sigma0(a) + Maj(a, b, c);
             h = g;
             g = f;

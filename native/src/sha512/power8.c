@@ -18,49 +18,17 @@ typedef __vector unsigned char v8;
 #define sig0(x) __builtin_crypto_vshasigmad((x), 0, 0)
 #define sig1(x) __builtin_crypto_vshasigmad((x), 0, 0xf)
 
-/* Section 4.2.3, each pair stored second word first: lxvd2x puts the doubleword at
- * the lower address in big-endian doubleword 0, which is little-endian element 1, so
- * a raw lxvd2x of {K1,K0} gives element j = K[j] with no swap instruction. */
-static const uint64_t K_rev[80] __attribute__((aligned(16))) = {
-    0x7137449123ef65cd, 0x428a2f98d728ae22, 0xe9b5dba58189dbbc, 0xb5c0fbcfec4d3b2f,
-    0x59f111f1b605d019, 0x3956c25bf348b538, 0xab1c5ed5da6d8118, 0x923f82a4af194f9b,
-    0x12835b0145706fbe, 0xd807aa98a3030242, 0x550c7dc3d5ffb4e2, 0x243185be4ee4b28c,
-    0x80deb1fe3b1696b1, 0x72be5d74f27b896f, 0xc19bf174cf692694, 0x9bdc06a725c71235,
-    0xefbe4786384f25e3, 0xe49b69c19ef14ad2, 0x240ca1cc77ac9c65, 0x0fc19dc68b8cd5b5,
-    0x4a7484aa6ea6e483, 0x2de92c6f592b0275, 0x76f988da831153b5, 0x5cb0a9dcbd41fbd4,
-    0xa831c66d2db43210, 0x983e5152ee66dfab, 0xbf597fc7beef0ee4, 0xb00327c898fb213f,
-    0xd5a79147930aa725, 0xc6e00bf33da88fc2, 0x142929670a0e6e70, 0x06ca6351e003826f,
-    0x2e1b21385c26c926, 0x27b70a8546d22ffc, 0x53380d139d95b3df, 0x4d2c6dfc5ac42aed,
-    0x766a0abb3c77b2a8, 0x650a73548baf63de, 0x92722c851482353b, 0x81c2c92e47edaee6,
-    0xa81a664bbc423001, 0xa2bfe8a14cf10364, 0xc76c51a30654be30, 0xc24b8b70d0f89791,
-    0xd69906245565a910, 0xd192e819d6ef5218, 0x106aa07032bbd1b8, 0xf40e35855771202a,
-    0x1e376c085141ab53, 0x19a4c116b8d2d0c8, 0x34b0bcb5e19b48a8, 0x2748774cdf8eeb99,
-    0x4ed8aa4ae3418acb, 0x391c0cb3c5c95a63, 0x682e6ff3d6b2b8a3, 0x5b9cca4f7763e373,
-    0x78a5636f43172f60, 0x748f82ee5defb2fc, 0x8cc702081a6439ec, 0x84c87814a1f0ab72,
-    0xa4506cebde82bde9, 0x90befffa23631e28, 0xc67178f2e372532b, 0xbef9a3f7b2c67915,
-    0xd186b8c721c0c207, 0xca273eceea26619c, 0xf57d4f7fee6ed178, 0xeada7dd6cde0eb1e,
-    0x0a637dc5a2c898a6, 0x06f067aa72176fba, 0x1b710b35131c471b, 0x113f9804bef90dae,
-    0x32caab7b40c72493, 0x28db77f523047d84, 0x431d67c49c100d4c, 0x3c9ebe0a15c9bebc,
-    0x597f299cfc657e2a, 0x4cc5d4becb3e42b6, 0x6c44198c4a475817, 0x5fcb6fab3ad6faec,
-};
-
-/* Raw lxvd2x (no endian fix-up): big-endian doubleword i of the register = native
- * doubleword i at p. The compiler's vec_xl would add an xxswapd on POWER8. */
-static inline v64 lxvd2x(const void *p)
+/* K pairs (archcrypt_sha512_K, in FIPS order) through a pointer the compiler cannot
+ * see through: with constant addresses gcc hoists all 40 loads out of the block loop
+ * and spills them. lvx, not lxvd2x: in little-endian mode it puts the doubleword at
+ * the lower address in element 0, so FIPS order needs no xxswapd (lvx ignores the
+ * low 4 address bits; the table is 64-byte aligned). X-form only, so kp advances
+ * every fourth pair and the offsets 0/16/32/48 stay in loop-invariant registers
+ * (1.25 instructions a load). */
+static inline v64 lvx_off(const uint64_t *base, long off)
 {
     v64 v;
-    __asm__("lxvd2x %x0,%y1" : "=wa"(v) : "Z"(*(const uint8_t(*)[16])p));
-    return v;
-}
-
-/* K pairs through a pointer the compiler cannot see through: with constant
- * addresses gcc hoists all 40 loads out of the block loop and spills them. lxvd2x
- * is X-form only, so kp advances every fourth pair and the offsets 0/16/32/48 stay
- * in loop-invariant registers (1.25 instructions a load). */
-static inline v64 lxvd2x_off(const uint64_t *base, long off)
-{
-    v64 v;
-    __asm__("lxvd2x %x0,%1,%2" : "=wa"(v) : "b"(base), "r"(off));
+    __asm__("lvx %0,%1,%2" : "=v"(v) : "b"(base), "r"(off));
     return v;
 }
 
@@ -117,7 +85,7 @@ static inline v64 load_be(const uint8_t *p, long off, v8 rev)
 /* Group i: rounds 2i, 2i+1 with kw = K+W for them, and K+W for group i+1 from yn. */
 #define GROUP(i, a, b, c, d, e, f, g, h, yn)                  \
     do {                                                      \
-        v64 nkw_ = lxvd2x_off(kp, 16 * (((i) + 1) & 3)) + (yn); \
+        v64 nkw_ = lvx_off(kp, 16 * (((i) + 1) & 3)) + (yn); \
         if ((((i) + 1) & 3) == 3) {                           \
             kp += 8;                                          \
             OPAQUE(kp);                                       \
@@ -157,9 +125,9 @@ static void sha512_compress(uint64_t H[8], const uint8_t *M, size_t nblocks)
         v64 y2 = load_be(M, 32, rev), y3 = load_be(M, 48, rev);
         v64 y4 = load_be(M, 64, rev), y5 = load_be(M, 80, rev);
         v64 y6 = load_be(M, 96, rev), y7 = load_be(M, 112, rev);
-        const uint64_t *kp = K_rev;
+        const uint64_t *kp = archcrypt_sha512_K;
         OPAQUE(kp);
-        v64 kw = lxvd2x(kp) + y0;
+        v64 kw = lvx_off(kp, 0) + y0;
 
         GROUP(0, a, b, c, d, e, f, g, h, y1);
         GROUP(1, g, h, a, b, c, d, e, f, y2);

@@ -10,9 +10,14 @@ typedef struct sha512_kernel {
     void (*compress)(uint64_t h[8], const uint8_t *in, size_t nblocks);
 } sha512_kernel;
 
+/* Section 4.2.3: the first 64 bits of the fractional parts of the cube roots of the
+ * first 80 primes; defined once (portable.c), 64-byte aligned for vector loads. */
+extern const uint64_t archcrypt_sha512_K[80];
+
 extern const sha512_kernel archcrypt_sha512_portable;
 
 #if defined(__x86_64__)
+extern const sha512_kernel archcrypt_sha512_avx512;
 extern const sha512_kernel archcrypt_sha512_avx2;
 #endif
 

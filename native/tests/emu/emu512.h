@@ -1,12 +1,13 @@
-/* Plain-C emulation of the AVX-512 F/VL/BW/IFMA intrinsics that src/chacha20/avx512.c and
- * src/poly1305/avx512ifma.c use, after Intel's Intrinsics Guide pseudo-code. Test only
- * (make emu-check, README.md): force-included (-include) into those two unmodified files
- * so that they build and run on a machine without AVX-512.
+/* Plain-C emulation of the AVX-512 F/VL/BW/DQ/IFMA and GFNI intrinsics that
+ * src/chacha20/avx512.c, src/poly1305/avx512ifma.c, src/camellia/gfni_avx512.c and
+ * src/sha512/avx512.c use, after Intel's Intrinsics Guide and SDM pseudo-code. Test only
+ * (make emu-check, README.md): force-included (-include) into those unmodified files so
+ * that they build and run on a machine without AVX-512 or GFNI.
  *
  * It includes the real <immintrin.h> first, with the AVX-512 macros undefined so that GCC
  * keeps its own AVX-512 intrinsics behind a target pragma (declared, never called), then
- * defines __AVX512F__/VL/BW/DQ/IFMA (what the kernels #error on) and maps every AVX-512
- * name they use, and the __m512i/__mmask8/__mmask64/_MM_PERM_ENUM types, to emu_ ones.
+ * defines __AVX512F__/VL/BW/DQ/IFMA and __GFNI__ (what the kernels #error on) and maps
+ * every AVX-512 name they use, and the __m512i/__mmask8/__mmask64/_MM_PERM_ENUM types, to emu_ ones.
  * SSE/AVX2 intrinsics stay the real ones. An AVX-512 name used by a kernel and missing
  * here reaches GCC's own intrinsic and fails to compile (target mismatch, and a __m512i of
  * another type), never a silent fallback.
@@ -25,7 +26,10 @@
  * EMU_BREAK_<NAME> (-D) deliberately breaks one intrinsic, so the tests can show they fail
  * (tests/cross/test_emulated_avx512.py): MADD52HI, MADD52LO, ROL_EPI32, SHUFFLE_I32X4,
  * SHUFFLE_EPI32, TERNARYLOGIC, PERMUTEX2VAR, MASKZ_LOADU_EPI8 (reads past the mask: only
- * ASan or a guard page sees it). */
+ * ASan or a guard page sees it), GF2P8AFFINE (matrix rows read from the wrong end of the
+ * qword), GF2P8AFFINEINV (inverse taken after the affine map instead of before),
+ * ROR_EPI64 (rotates left), ALIGNR_EPI64 (a and b swapped), SHUFFLE_EPI8 (every lane
+ * indexes lane 0). */
 #ifndef ARCHCRYPT_EMU512_H
 #define ARCHCRYPT_EMU512_H
 
@@ -38,12 +42,14 @@
 #undef __AVX512BW__
 #undef __AVX512DQ__
 #undef __AVX512IFMA__
+#undef __GFNI__
 #include <immintrin.h>
 #define __AVX512F__ 1
 #define __AVX512VL__ 1
 #define __AVX512BW__ 1
 #define __AVX512DQ__ 1
 #define __AVX512IFMA__ 1
+#define __GFNI__ 1
 
 #include <stdint.h>
 #include <stdio.h>
@@ -485,6 +491,182 @@ EMU_FN emu_m512i emu_maskz_permutex2var_epi64(emu_mmask8 k, emu_m512i a, emu_m51
     return r;
 }
 
+/* ---- byte operations (AVX512BW) ------------------------------------------------------- */
+
+EMU_FN emu_m512i emu_add_epi8(emu_m512i a, emu_m512i b)
+{
+    for (int j = 0; j < 64; j++)
+        a.b[j] = (uint8_t)(a.b[j] + b.b[j]);
+    return a;
+}
+
+/* Within each 128-bit lane: INTERLEAVE_BYTES(a, b) = a0 b0 a1 b1 .. a7 b7;
+ * _HIGH_: a8 b8 .. a15 b15 */
+EMU_FN emu_m512i emu_unpacklo_epi8(emu_m512i a, emu_m512i b)
+{
+    emu_m512i r;
+    for (int l = 0; l < 4; l++)
+        for (int i = 0; i < 8; i++) {
+            r.b[16 * l + 2 * i] = a.b[16 * l + i];
+            r.b[16 * l + 2 * i + 1] = b.b[16 * l + i];
+        }
+    return r;
+}
+
+EMU_FN emu_m512i emu_unpackhi_epi8(emu_m512i a, emu_m512i b)
+{
+    emu_m512i r;
+    for (int l = 0; l < 4; l++)
+        for (int i = 0; i < 8; i++) {
+            r.b[16 * l + 2 * i] = a.b[16 * l + 8 + i];
+            r.b[16 * l + 2 * i + 1] = b.b[16 * l + 8 + i];
+        }
+    return r;
+}
+
+/* ---- GFNI (Intel SDM vol. 2: GF2P8AFFINEQB, GF2P8AFFINEINVQB) --------------------------- */
+
+/* "inverse(x)": the multiplicative inverse in GF(2^8) with reduction polynomial
+ * x^8 + x^4 + x^3 + x + 1, inverse(0) = 0. A table filled at load time by searching for
+ * the y with x * y = 1 (selfcheck.c checks it against x^254 computed another way). */
+static uint8_t emu_gf_inverse[256];
+
+static __attribute__((unused)) uint8_t emu_gf_mul(uint8_t a, uint8_t b)
+{
+    unsigned r = 0, x = a;
+    for (int i = 0; i < 8; i++) {
+        if ((b >> i) & 1)
+            r ^= x;
+        x <<= 1;
+        if (x & 0x100)
+            x ^= 0x11b;
+    }
+    return (uint8_t)r;
+}
+
+__attribute__((constructor, unused)) static void emu_gf_init(void)
+{
+    for (unsigned x = 1; x < 256; x++)
+        for (unsigned y = 1; y < 256; y++)
+            if (emu_gf_mul((uint8_t)x, (uint8_t)y) == 1) {
+                emu_gf_inverse[x] = (uint8_t)y;
+                break;
+            }
+}
+
+/* affine_byte(tsrc2qw, src1byte, imm): FOR i := 0 to 7:
+ *     retbyte.bit[i] := parity(tsrc2qw.byte[7-i] AND src1byte) XOR imm8.bit[i] */
+static __attribute__((unused)) uint8_t emu_affine_byte(uint64_t m, uint8_t x, uint8_t imm, int mirrored)
+{
+    uint8_t r = 0;
+    for (int i = 0; i < 8; i++) {
+        uint8_t row = (uint8_t)(m >> (8 * (mirrored ? i : 7 - i)));
+        r |= (uint8_t)(__builtin_parity(row & x) << i);
+    }
+    return r ^ imm;
+}
+
+/* FOR j := 0 to 7: FOR b := 0 to 7:
+ *     dst.qword[j].byte[b] := affine_byte(A.qword[j], x.qword[j].byte[b], b_imm) */
+EMU_FN emu_m512i emu_gf2p8affine_epi64_epi8(emu_m512i x, emu_m512i A, int b)
+{
+#ifdef EMU_BREAK_GF2P8AFFINE
+    const int mirrored = 1; /* broken: row i read from byte i, not 7 - i */
+#else
+    const int mirrored = 0;
+#endif
+    for (int j = 0; j < 64; j++)
+        x.b[j] = emu_affine_byte(A.q[j / 8], x.b[j], (uint8_t)b, mirrored);
+    return x;
+}
+
+/* The same with affine_inverse_byte: parity(tsrc2qw.byte[7-i] AND inverse(src1byte)). */
+EMU_FN emu_m512i emu_gf2p8affineinv_epi64_epi8(emu_m512i x, emu_m512i A, int b)
+{
+    for (int j = 0; j < 64; j++) {
+#ifdef EMU_BREAK_GF2P8AFFINEINV
+        /* broken: the inverse taken after the affine map */
+        x.b[j] = emu_gf_inverse[emu_affine_byte(A.q[j / 8], x.b[j], (uint8_t)b, 0)];
+#else
+        x.b[j] = emu_affine_byte(A.q[j / 8], emu_gf_inverse[x.b[j]], (uint8_t)b, 0);
+#endif
+    }
+    return x;
+}
+
+/* ---- SHA-512 schedule (src/sha512/avx512.c) --------------------------------------------
+ * Breaks: ROR_EPI64 (rotates left), ALIGNR_EPI64 (a and b swapped), SHUFFLE_EPI8 (every
+ * lane indexes lane 0). _mm512_shuffle_i64x2 and _mm512_permutex2var_epi64 are the
+ * unmasked forms of emulations above, so SHUFFLE_I32X4 and PERMUTEX2VAR break them too. */
+
+/* RIGHT_ROTATE_QWORDS(src, count_src): count := count_src % 64;
+ * RETURN (src >> count) OR (src << (64 - count)); for each element, count_src = imm8. */
+EMU_FN emu_m512i emu_ror_epi64(emu_m512i a, int imm8)
+{
+    unsigned n = (unsigned)imm8 % 64;
+    for (int j = 0; j < 8; j++) {
+        uint64_t x = a.q[j];
+#ifdef EMU_BREAK_ROR_EPI64
+        a.q[j] = n ? (x << n) | (x >> (64 - n)) : x; /* broken: rotates left */
+#else
+        a.q[j] = n ? (x >> n) | (x << (64 - n)) : x;
+#endif
+    }
+    return a;
+}
+
+/* temp[1023:512] := a; temp[511:0] := b; temp := temp >> (64 * imm8[2:0]);
+ * dst := temp[511:0] (valignq) */
+EMU_FN emu_m512i emu_alignr_epi64(emu_m512i a, emu_m512i b, int imm8)
+{
+    uint64_t temp[16];
+    emu_m512i r;
+#ifdef EMU_BREAK_ALIGNR_EPI64
+    memcpy(temp, a.q, 64); /* broken: a is the low half */
+    memcpy(temp + 8, b.q, 64);
+#else
+    memcpy(temp, b.q, 64);
+    memcpy(temp + 8, a.q, 64);
+#endif
+    for (int j = 0; j < 8; j++)
+        r.q[j] = temp[j + ((unsigned)imm8 & 7)];
+    return r;
+}
+
+/* FOR j := 0 to 63: IF b.byte[j][7] dst.byte[j] := 0
+ * ELSE index[5:0] := b.byte[j][3:0] + (j & 0x30); dst.byte[j] := a.byte[index] (vpshufb) */
+EMU_FN emu_m512i emu_shuffle_epi8(emu_m512i a, emu_m512i b)
+{
+    emu_m512i r;
+    for (int j = 0; j < 64; j++) {
+#ifdef EMU_BREAK_SHUFFLE_EPI8
+        unsigned index = b.b[j] & 0x0f; /* broken: the lane offset left out */
+#else
+        unsigned index = (b.b[j] & 0x0fu) + ((unsigned)j & 0x30);
+#endif
+        r.b[j] = (b.b[j] & 0x80) ? 0 : a.b[index];
+    }
+    return r;
+}
+
+/* vpermt2q without a mask: every k[j] = 1. */
+EMU_FN emu_m512i emu_permutex2var_epi64(emu_m512i a, emu_m512i idx, emu_m512i b)
+{
+    return emu_maskz_permutex2var_epi64(0xff, a, idx, b);
+}
+
+#undef _mm512_ror_epi64
+#undef _mm512_alignr_epi64
+#undef _mm512_shuffle_epi8
+#undef _mm512_permutex2var_epi64
+#undef _mm512_shuffle_i64x2
+#define _mm512_ror_epi64 emu_ror_epi64
+#define _mm512_alignr_epi64 emu_alignr_epi64
+#define _mm512_shuffle_epi8 emu_shuffle_epi8
+#define _mm512_permutex2var_epi64 emu_permutex2var_epi64
+/* vshufi64x2 and vshufi32x4 select the same 128-bit lanes; they differ only in masking. */
+#define _mm512_shuffle_i64x2 emu_shuffle_i32x4
+
 /* ---- the names the kernels use ---------------------------------------------------- */
 
 #undef _mm512_setzero_si512
@@ -523,6 +705,11 @@ EMU_FN emu_m512i emu_maskz_permutex2var_epi64(emu_mmask8 k, emu_m512i a, emu_m51
 #undef _mm512_shuffle_i32x4
 #undef _mm512_permutexvar_epi64
 #undef _mm512_maskz_permutex2var_epi64
+#undef _mm512_add_epi8
+#undef _mm512_unpacklo_epi8
+#undef _mm512_unpackhi_epi8
+#undef _mm512_gf2p8affine_epi64_epi8
+#undef _mm512_gf2p8affineinv_epi64_epi8
 
 #define _mm512_setzero_si512 emu_setzero_si512
 #define _mm512_set1_epi32 emu_set1_epi32
@@ -560,5 +747,10 @@ EMU_FN emu_m512i emu_maskz_permutex2var_epi64(emu_mmask8 k, emu_m512i a, emu_m51
 #define _mm512_shuffle_i32x4 emu_shuffle_i32x4
 #define _mm512_permutexvar_epi64 emu_permutexvar_epi64
 #define _mm512_maskz_permutex2var_epi64 emu_maskz_permutex2var_epi64
+#define _mm512_add_epi8 emu_add_epi8
+#define _mm512_unpacklo_epi8 emu_unpacklo_epi8
+#define _mm512_unpackhi_epi8 emu_unpackhi_epi8
+#define _mm512_gf2p8affine_epi64_epi8 emu_gf2p8affine_epi64_epi8
+#define _mm512_gf2p8affineinv_epi64_epi8 emu_gf2p8affineinv_epi64_epi8
 
 #endif

@@ -1,7 +1,10 @@
 /* Self-check of the AVX-512 emulation (emu512.h): each emulated intrinsic against real
- * SSE2/AVX2 instructions, 128-bit lane by lane, where this machine has an equivalent;
- * against Intel's pseudo-code written out a second, independent way plus worked examples
- * where it has none (cross-lane permutes, IFMA); masked accesses against guard pages; the
+ * SSE2/SSSE3/AVX2 instructions, 128-bit lane by lane, where this machine has an equivalent
+ * (pshufb for vpshufb, palignr for valignq's lanes); against Intel's pseudo-code written
+ * out a second, independent way plus worked examples where it has none (cross-lane
+ * permutes, IFMA); GFNI against GF(2^8) arithmetic written
+ * another way and the AES S-box from real AES-NI (gf2p8affineinvqb with AES's affine map
+ * is SubBytes, a published identity); masked accesses against guard pages; the
  * contract traps (IFMA input >= 2^52, misaligned aligned load/store) in child processes.
  * Built and run by `make emu-check` before the library self-test. */
 #include "emu512.h"
@@ -99,11 +102,16 @@ static void check_lanewise(void)
     LANEWISE2(_mm512_unpackhi_epi32(a, b), _mm_unpackhi_epi32(x, y), "unpackhi_epi32");
     LANEWISE2(_mm512_unpacklo_epi64(a, b), _mm_unpacklo_epi64(x, y), "unpacklo_epi64");
     LANEWISE2(_mm512_unpackhi_epi64(a, b), _mm_unpackhi_epi64(x, y), "unpackhi_epi64");
+    LANEWISE2(_mm512_add_epi8(a, b), _mm_add_epi8(x, y), "add_epi8");
+    LANEWISE2(_mm512_unpacklo_epi8(a, b), _mm_unpacklo_epi8(x, y), "unpacklo_epi8");
+    LANEWISE2(_mm512_unpackhi_epi8(a, b), _mm_unpackhi_epi8(x, y), "unpackhi_epi8");
     (void)0;
 }
 
 /* Shift and rotate counts: every count an 8-bit immediate can hold. SSE2 psllq/psrlq with
- * a register count give 0 from 64 on, as vpsllq does. rol against sll | srl (32-bit). */
+ * a register count give 0 from 64 on, as vpsllq does. rol against sll | srl (32-bit); ror
+ * (64-bit, count mod 64) against srl | sll and against the scalar rotate, whose left count
+ * -r & 63 keeps r = 0 defined without the emulation's special case. */
 static void check_shifts(void)
 {
     for (unsigned n = 0; n < 256; n++) {
@@ -121,7 +129,22 @@ static void check_shifts(void)
         for (int l = 0; l < 4; l++)
             want[l] = _mm_or_si128(_mm_sll_epi32(lane(a, l), cl), _mm_srl_epi32(lane(a, l), cr));
         CHECK(lanes_eq(_mm512_rol_epi32(a, (int)n), want), "rol_epi32 by %u", n);
+
+        unsigned q = n % 64;
+        __m128i qr = _mm_cvtsi32_si128((int)q), ql = _mm_cvtsi32_si128((int)(64 - q));
+        for (int l = 0; l < 4; l++)
+            want[l] = _mm_or_si128(_mm_srl_epi64(lane(a, l), qr), _mm_sll_epi64(lane(a, l), ql));
+        emu_m512i ror = _mm512_ror_epi64(a, (int)n);
+        CHECK(lanes_eq(ror, want), "ror_epi64 by %u", n);
+        int ok = 1;
+        for (int j = 0; j < 8; j++)
+            ok &= ror.q[j] == ((a.q[j] >> q) | (a.q[j] << (-q & 63)));
+        CHECK(ok, "ror_epi64 by %u against the scalar rotate", n);
     }
+    /* worked examples: the low bit wraps to the top; bytes move down one place */
+    CHECK(_mm512_ror_epi64(_mm512_set1_epi64(1), 1).q[4] == UINT64_C(1) << 63, "ror_epi64 1 by 1");
+    CHECK(_mm512_ror_epi64(_mm512_set1_epi64(0x0102030405060708), 8).q[1] == 0x0801020304050607,
+          "ror_epi64 by 8");
 }
 
 /* vpshufd: every immediate, against SSE2 pshufd (which needs a constant immediate). */
@@ -153,6 +176,50 @@ static void check_shuffle_epi32(void)
         CHECK(lanes_eq(_mm512_shuffle_epi32(a, (_MM_PERM_ENUM)imm), want), "shuffle_epi32 %#x",
               imm);
     }
+}
+
+/* vpshufb: each 128-bit lane against SSSE3 pshufb (a scalar per-lane table lookup on a CPU
+ * without SSSE3). Random indices have the zeroing bit 7 set half the time and junk in bits
+ * 6:4, which both instructions ignore; then indices without bit 7, and all-zeroing ones. */
+__attribute__((target("ssse3"))) static __m128i pshufb_ssse3(__m128i x, __m128i idx)
+{
+    return _mm_shuffle_epi8(x, idx);
+}
+
+static __m128i pshufb_scalar(__m128i x, __m128i idx)
+{
+    uint8_t t[16], i[16], r[16];
+    _mm_storeu_si128((__m128i *)(void *)t, x);
+    _mm_storeu_si128((__m128i *)(void *)i, idx);
+    for (int j = 0; j < 16; j++)
+        r[j] = i[j] >= 0x80 ? 0 : t[i[j] % 16];
+    return _mm_loadu_si128((const __m128i *)(const void *)r);
+}
+
+static void check_shuffle_epi8(void)
+{
+    const int ssse3 = __builtin_cpu_supports("ssse3");
+    for (int it = 0; it < 600; it++) {
+        emu_m512i a = rnd512(), b = rnd512();
+        if (it % 3 == 1)
+            b = _mm512_and_si512(b, _mm512_set1_epi64(0x7f7f7f7f7f7f7f7f));
+        else if (it % 3 == 2)
+            b = _mm512_or_si512(b, _mm512_set1_epi64((long long)0x8080808080808080ULL));
+        __m128i want[4];
+        for (int l = 0; l < 4; l++)
+            want[l] = ssse3 ? pshufb_ssse3(lane(a, l), lane(b, l))
+                            : pshufb_scalar(lane(a, l), lane(b, l));
+        CHECK(lanes_eq(_mm512_shuffle_epi8(a, b), want), "shuffle_epi8");
+    }
+    /* sha512/avx512.c's use: a byte swap of every qword */
+    emu_m512i x = rnd512();
+    const emu_m512i bswap = _mm512_setr_epi64(0x0001020304050607, 0x08090a0b0c0d0e0f,
+                                              0x0001020304050607, 0x08090a0b0c0d0e0f,
+                                              0x0001020304050607, 0x08090a0b0c0d0e0f,
+                                              0x0001020304050607, 0x08090a0b0c0d0e0f);
+    emu_m512i s = _mm512_shuffle_epi8(x, bswap);
+    for (int j = 0; j < 8; j++)
+        CHECK(s.q[j] == __builtin_bswap64(x.q[j]), "shuffle_epi8 qword byte swap, qword %d", j);
 }
 
 /* vpternlogq: every immediate, against its minterm expansion in SSE2 and/andnot/or. */
@@ -430,6 +497,52 @@ static void check_shuffle_i32x4(void)
         for (int i = 0; i < 16; i++)
             CHECK(r.d[i] == ex[e].lanes[i / 4], "shuffle_i32x4 example %#x", ex[e].imm);
     }
+    /* vshufi64x2 (the same function, by its own name and in qwords): sha512/avx512.c's
+     * 0xee (the upper half of x, twice) and 0x44 (the lower half, twice), with a = b = x. */
+    emu_m512i x = _mm512_setr_epi64(10, 11, 12, 13, 14, 15, 16, 17);
+    emu_m512i hi = _mm512_shuffle_i64x2(x, x, 0xee), lo = _mm512_shuffle_i64x2(x, x, 0x44);
+    for (int j = 0; j < 8; j++) {
+        CHECK(hi.q[j] == 14 + (uint64_t)j % 4, "shuffle_i64x2 0xee qword %d", j);
+        CHECK(lo.q[j] == 10 + (uint64_t)j % 4, "shuffle_i64x2 0x44 qword %d", j);
+    }
+}
+
+/* valignq: qword j of the result is qword j + imm8[2:0] of b:a (b the low half), picked
+ * element by element; and, from real SSSE3 palignr, 128-bit lane l is lanes m + 1 : m of
+ * that concatenation (m = l + imm/2) shifted down by 8 bytes when imm is odd. */
+__attribute__((target("ssse3"))) static __m128i palignr_qword(__m128i hi, __m128i lo, int odd)
+{
+    return odd ? _mm_alignr_epi8(hi, lo, 8) : _mm_alignr_epi8(hi, lo, 0);
+}
+
+static void check_alignr_epi64(void)
+{
+    const int ssse3 = __builtin_cpu_supports("ssse3");
+    for (unsigned imm = 0; imm < 256; imm++) {
+        emu_m512i a = rnd512(), b = rnd512(), r = _mm512_alignr_epi64(a, b, (int)imm);
+        unsigned k = imm % 8;
+        int ok = 1;
+        for (unsigned j = 0; j < 8; j++)
+            ok &= r.q[j] == (j + k < 8 ? b.q[j + k] : a.q[j + k - 8]);
+        CHECK(ok, "alignr_epi64 %#x", imm);
+        if (ssse3) {
+            __m128i c[8], want[4];
+            for (int l = 0; l < 4; l++) {
+                c[l] = lane(b, l);
+                c[4 + l] = lane(a, l);
+            }
+            for (unsigned l = 0; l < 4; l++)
+                want[l] = palignr_qword(c[l + k / 2 + 1], c[l + k / 2], (int)(k & 1));
+            CHECK(lanes_eq(r, want), "alignr_epi64 %#x against palignr", imm);
+        }
+    }
+    /* sha512/avx512.c's imm 2, with qwords named: a = a0..a7, b = b0..b7 -> b2..b7 a0 a1 */
+    emu_m512i a = _mm512_setr_epi64(0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7);
+    emu_m512i b = _mm512_setr_epi64(0xb0, 0xb1, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7);
+    emu_m512i r = _mm512_alignr_epi64(a, b, 2);
+    static const uint64_t want2[8] = {0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7, 0xa0, 0xa1};
+    for (int j = 0; j < 8; j++)
+        CHECK(r.q[j] == want2[j], "alignr_epi64 example 2, qword %d", j);
 }
 
 static void check_permutes(void)
@@ -439,6 +552,7 @@ static void check_permutes(void)
         unsigned k = (unsigned)(rnd() & 0xff);
         emu_m512i r1 = _mm512_permutexvar_epi64(idx, a);
         emu_m512i r2 = _mm512_maskz_permutex2var_epi64((__mmask8)k, a, idx, b);
+        emu_m512i r3 = _mm512_permutex2var_epi64(a, idx, b);
         uint64_t table[16];
         memcpy(table, a.q, 64);
         memcpy(table + 8, b.q, 64);
@@ -446,8 +560,16 @@ static void check_permutes(void)
             CHECK(r1.q[j] == a.q[idx.q[j] % 8], "permutexvar_epi64");
             CHECK(r2.q[j] == (((k >> j) & 1) ? table[idx.q[j] % 16] : 0),
                   "maskz_permutex2var_epi64 k=%#x", k);
+            CHECK(r3.q[j] == table[idx.q[j] % 16], "permutex2var_epi64");
         }
     }
+    /* sha512/avx512.c's interleave of words 0-3 of a (indices 0-7) and b (8-15). */
+    emu_m512i wa = _mm512_setr_epi64(0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7);
+    emu_m512i wb = _mm512_setr_epi64(0xb0, 0xb1, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7);
+    emu_m512i il = _mm512_permutex2var_epi64(wa, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), wb);
+    for (int j = 0; j < 8; j++)
+        CHECK(il.q[j] == ((j & 1) ? 0xb0u : 0xa0u) + (unsigned)j / 2,
+              "permutex2var_epi64 interleave, qword %d", j);
     /* poly1305/avx512ifma.c's use: word i of (a, b) moved up by `shift`, zeros below, and the
      * broadcast of lane 0 by a zero index. */
     emu_m512i a, b;
@@ -529,6 +651,116 @@ static void check_madd52(void)
     CHECK(_mm512_madd52hi_epu64(z, h, h).q[7] == UINT64_C(1) << 50, "madd52hi 2^51 * 2^51");
 }
 
+/* ---- GFNI: independent GF(2^8) arithmetic, the AES S-box from real AES-NI ---------------- */
+
+/* Product in GF(2^8) the long way: a 15-bit carry-less product, then polynomial division by
+ * 0x11b from the top bit down (emu512.h reduces bit by bit while it multiplies). */
+static uint8_t ref_gf_mul(uint8_t a, uint8_t b)
+{
+    unsigned p = 0;
+    for (int i = 0; i < 8; i++)
+        if ((b >> i) & 1)
+            p ^= (unsigned)a << i;
+    for (int i = 14; i >= 8; i--)
+        if ((p >> i) & 1)
+            p ^= 0x11bu << (i - 8);
+    return (uint8_t)p;
+}
+
+/* x^254 = x^-1 (x^255 = 1 for x != 0), and 0 -> 0, by square and multiply. */
+static uint8_t ref_gf_inv(uint8_t x)
+{
+    uint8_t r = 1, s = x;
+    for (unsigned e = 254; e; e >>= 1) {
+        if (e & 1)
+            r = ref_gf_mul(r, s);
+        s = ref_gf_mul(s, s);
+    }
+    return r;
+}
+
+/* M x ^ c as a sum of columns: column b (the image of bit b) has bit i = bit b of the
+ * row for output bit i, which the SDM puts in byte 7 - i. */
+static uint8_t ref_affine(uint64_t m, uint8_t x, uint8_t c)
+{
+    uint8_t r = c;
+    for (int b = 0; b < 8; b++) {
+        uint8_t col = 0;
+        for (int i = 0; i < 8; i++)
+            col |= (uint8_t)(((m >> (8 * (7 - i) + b)) & 1) << i);
+        if ((x >> b) & 1)
+            r ^= col;
+    }
+    return r;
+}
+
+/* SubBytes(x) on real hardware: aesenclast of sixteen copies of x with a zero round key
+ * (ShiftRows moves equal bytes onto equal bytes). */
+__attribute__((target("aes"))) static uint8_t aesni_sbox(uint8_t x)
+{
+    __m128i v = _mm_aesenclast_si128(_mm_set1_epi8((char)x), _mm_setzero_si128());
+    return (uint8_t)_mm_cvtsi128_si32(v);
+}
+
+/* A vector whose 64 bytes are base .. base + 63. */
+static emu_m512i iota8(unsigned base)
+{
+    emu_m512i v;
+    for (int j = 0; j < 64; j++)
+        v.b[j] = (uint8_t)(base + (unsigned)j);
+    return v;
+}
+
+static void check_gfni(void)
+{
+    const int aes = __builtin_cpu_supports("aes");
+    /* FIPS-197 figure 7 entries, for machines without AES-NI */
+    static const uint8_t fips_sbox[][2] = {{0x00, 0x63}, {0x01, 0x7c}, {0x53, 0xed},
+                                           {0x9a, 0xb8}, {0xc9, 0xdd}, {0xff, 0x16}};
+    const emu_m512i aes_m = _mm512_set1_epi64((long long)0xf1e3c78f1f3e7cf8ULL);
+    const emu_m512i ident = _mm512_set1_epi64((long long)0x0102040810204080ULL);
+    const emu_m512i shr7 = _mm512_set1_epi64((long long)0x8000000000000000ULL);
+    uint8_t sbox[256];
+
+    for (unsigned x = 0; x < 256; x++)
+        CHECK(x == 0 ? ref_gf_inv(0) == 0 : ref_gf_mul((uint8_t)x, ref_gf_inv((uint8_t)x)) == 1,
+              "reference GF(2^8) inverse of %#x", x);
+    for (unsigned base = 0; base < 256; base += 64) {
+        emu_m512i x = iota8(base);
+        emu_m512i s = _mm512_gf2p8affineinv_epi64_epi8(x, aes_m, 0x63);
+        emu_m512i inv = _mm512_gf2p8affineinv_epi64_epi8(x, ident, 0);
+        emu_m512i same = _mm512_gf2p8affine_epi64_epi8(x, ident, 0);
+        emu_m512i top = _mm512_gf2p8affine_epi64_epi8(x, shr7, 0);
+        for (int j = 0; j < 64; j++) {
+            uint8_t v = (uint8_t)(base + (unsigned)j);
+            sbox[v] = s.b[j];
+            CHECK(inv.b[j] == ref_gf_inv(v), "gf2p8affineinv, identity matrix: inverse of %#x",
+                  v);
+            CHECK(same.b[j] == v, "gf2p8affine, identity matrix, %#x", v);
+            CHECK(top.b[j] == v >> 7, "gf2p8affine, 0x8000000000000000 is x >> 7, %#x", v);
+            if (aes)
+                CHECK(s.b[j] == aesni_sbox(v),
+                      "gf2p8affineinv with AES's affine map != aesenclast's SubBytes(%#x)", v);
+        }
+    }
+    for (size_t i = 0; i < sizeof fips_sbox / sizeof fips_sbox[0]; i++)
+        CHECK(sbox[fips_sbox[i][0]] == fips_sbox[i][1], "AES S-box(%#x) from gf2p8affineinv",
+              fips_sbox[i][0]);
+    /* random data, a different matrix in every qword, every immediate */
+    for (unsigned imm = 0; imm < 256; imm++) {
+        emu_m512i x = rnd512(), m = rnd512();
+        emu_m512i r1 = _mm512_gf2p8affine_epi64_epi8(x, m, (int)imm);
+        emu_m512i r2 = _mm512_gf2p8affineinv_epi64_epi8(x, m, (int)imm);
+        int ok1 = 1, ok2 = 1;
+        for (int j = 0; j < 64; j++) {
+            ok1 &= r1.b[j] == ref_affine(m.q[j / 8], x.b[j], (uint8_t)imm);
+            ok2 &= r2.b[j] == ref_affine(m.q[j / 8], ref_gf_inv(x.b[j]), (uint8_t)imm);
+        }
+        CHECK(ok1, "gf2p8affine imm %#x", imm);
+        CHECK(ok2, "gf2p8affineinv imm %#x", imm);
+    }
+}
+
 /* ---- the contract traps --------------------------------------------------------------------- */
 
 static void ifma_wide_input(void *hi)
@@ -580,20 +812,25 @@ int main(void)
     check_lanewise();
     check_shifts();
     check_shuffle_epi32();
+    check_shuffle_epi8();
     check_ternarylogic();
     check_masked_arith();
     check_set_and_reduce();
     check_memory();
     check_guard_pages();
     check_shuffle_i32x4();
+    check_alignr_epi64();
     check_permutes();
     check_madd52();
+    check_gfni();
     check_traps();
     if (failures) {
         printf("emu512 self-check FAILED: %lu of %lu checks\n", failures, checks);
         return 1;
     }
-    printf("emu512 self-check ok: %lu checks (SSE2/AVX2 references%s, Intel pseudo-code, traps)\n",
-           checks, __builtin_cpu_supports("avx2") ? "" : " without AVX2");
+    printf("emu512 self-check ok: %lu checks (SSE2/SSSE3/AVX2 references%s%s, Intel pseudo-code, "
+           "traps)\n",
+           checks, __builtin_cpu_supports("ssse3") ? "" : " without SSSE3",
+           __builtin_cpu_supports("avx2") ? "" : " without AVX2");
     return 0;
 }

@@ -1,0 +1,360 @@
+/* Camellia ECB, AVX-512 + GFNI: 64 blocks byte-sliced into 16 zmm, each S-box one vgf2p8affineqb and one vgf2p8affineinvqb (RFC 3713 2.3-2.4). */
+#if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512BW__) || !defined(__GFNI__)
+#error "camellia/gfni_avx512.c needs -mavx512f -mavx512vl -mavx512bw -mgfni (ISA_FLAGS_gfni_avx512 in native/Makefile)"
+#endif
+
+#include <immintrin.h>
+
+#include "common.h"
+#include "camellia/camellia.h"
+
+/*
+ * S-boxes. Camellia's s1 is GF(2^8) inversion between two affine maps, and so is AES's;
+ * inversion in one representation of GF(2^8) is inversion in another composed with a
+ * linear field isomorphism, so
+ *     s1(x) = B(I(A(x))),   I = inversion in the AES field (x^8 + x^4 + x^3 + x + 1),
+ * with A, B affine over GF(2)^8. vgf2p8affineqb computes M x ^ c per byte and
+ * vgf2p8affineinvqb M I(x) ^ c, so an S-box is those two instructions: A, then I and B.
+ * The rotations of the other S-boxes fold into the maps:
+ *     s2(x) = s1(x) <<< 1  -> B2 = rotl1 o B      s4(x) = s1(x <<< 1) -> A4 = A o rotl1
+ *     s3(x) = s1(x) >>> 1  -> B3 = rotr1 o B
+ *
+ * How A and B were found (offline, a throwaway script; re-derivable from this comment):
+ *  1. Guess x0 = A^-1(0) (256 choices). With S'(x) = s1(x ^ x0) ^ s1(x0) the maps become
+ *     linear: S' = M2 o I o M1 (I(0) = 0).
+ *  2. I(l y) = l^-1 I(y) for any field element l, so M1 can be scaled: WLOG M1(1) = 1.
+ *     Guess M1(2).
+ *  3. Propagate (linear equivalence, Biryukov et al., EUROCRYPT 2003): M1 known on a span
+ *     X gives M2 on the span of I(M1 X), since M2(I(M1 x)) = S'(x); M2 known on a span Y
+ *     gives M1 on S'^-1(M2 Y), since M1(S'^-1(M2 y)) = I(y). Repeat until both are known
+ *     on all 256 inputs (check) or contradict themselves (next guess).
+ *  4. A(x) = M1 x ^ M1 x0, B(y) = M2 y ^ s1(x0).
+ * Trying x0, then M1(2), in increasing order, the first solution has x0 = 0xc5,
+ * s1(x0) = 0x6e (the constants of Camellia's own definition of s1, a sanity check) and
+ * M1(2) = 0x19. All four S-box compositions below were then checked against RFC 3713's
+ * SBOX1 table on all 256 inputs; the differential self-test against portable.c checks
+ * them again.
+ *
+ * Matrix encoding (Intel SDM, GF2P8AFFINEQB): output bit i = parity(M.byte[7 - i] & x)
+ * ^ c.bit[i], i.e. row i of the 8x8 bit matrix (the input bits that feed output bit i)
+ * is byte 7 - i of the qword. Check: AES's own affine map is 0xf1e3c78f1f3e7cf8, 0x63.
+ */
+#define PRE1_M  0xff38108aa65cc0bcULL /* A */
+#define PRE4_M  0xff1c0845532e605eULL /* A o rotl1 */
+#define PRE_C   0x08                  /* A(0) = M1 0xc5, both */
+#define POST1_M 0xeb36241e33d3b1b7ULL /* B, for s1 and s4 */
+#define POST1_C 0x6e
+#define POST2_M 0xb7eb36241e33d3b1ULL /* rotl1 o B: rows rotate, so bytes rotate */
+#define POST2_C 0xdc
+#define POST3_M 0x36241e33d3b1b7ebULL /* rotr1 o B */
+#define POST3_C 0x37
+/* output bit 0 = input bit 7: the per-byte x >> 7 that vpsrlb would be, if it existed */
+#define SHR7_M  0x8000000000000000ULL
+
+/*
+ * Layout. A state is 64 blocks in 16 zmm: vector j holds byte j of every block (j = 0 the
+ * RFC's first, most significant byte), so D1 = x[0..7] and D2 = x[8..15]. Loading 64
+ * contiguous bytes per register (blocks 4r..4r+3) and transposing each 128-bit lane on its
+ * own puts blocks l, l + 4, l + 8, ... in lane l; the inverse transpose undoes it. Unlike
+ * the AES-NI rows, GFNI works on each byte alone (no ShiftRows to route around), and
+ * 16 state vectors plus the temporaries fit in AVX-512's 32 registers, so a batch runs
+ * from load to store without touching memory but for the key bytes.
+ *
+ * Subkeys. The round key cannot fold into the S-box (the affine constants are
+ * immediates), so each key byte is XORed in: the key table holds every subkey byte
+ * repeated over a qword, which the XOR (and the FL layer's AND and ternlog) reads with a
+ * qword broadcast (vpbroadcastq from memory or an embedded {1to8} operand: load ports
+ * only), so no shuffle is spent on it.
+ *
+ * Tail. 1..63 blocks run as one batch with masked loads and stores (AVX512BW byte masks;
+ * masked-out bytes are neither read nor written, nor does their fault matter): no stack
+ * copy and never portable.c, whose S-boxes are secret-indexed tables. One batch is a
+ * latency chain of 18 or 24 rounds, so a short tail costs about what a full one does:
+ * some 15 cycles of latency a round, estimated from the instruction chain (not measured:
+ * no AVX-512 machine here), below the ~1090 cycles vaes_avx2's smallest batch was
+ * measured at on Zen 3.
+ *
+ * Constant time: no branch or address depends on key or data; masks and branches depend
+ * on the block count only. A per-call key table is wiped before returning.
+ */
+
+#define AC_AI static inline __attribute__((always_inline))
+
+typedef struct {
+    uint64_t rk[24][8];    /* round r's subkey byte j, times 0x0101010101010101 */
+    uint64_t fl[3][16];    /* FL layer l: the FL subkey's bytes, then FL^-1's */
+    uint64_t kw[32];       /* kw_pre (D1, D2), then kw_post (D2, D1) */
+    unsigned rounds;       /* 18 or 24 */
+} __attribute__((aligned(64))) camellia_gfni_keys;
+
+_Static_assert(2 * sizeof(camellia_gfni_keys) <= CAMELLIA_CACHE_BYTES, "camellia cache too small");
+_Static_assert(CAMELLIA_CACHE_ALIGN % _Alignof(camellia_gfni_keys) == 0, "camellia cache misaligned");
+
+/* Byte j (0 = most significant) of w, in every byte of a qword. */
+static uint64_t rep(uint64_t w, unsigned j)
+{
+    return ((w >> (56 - 8 * j)) & 0xff) * 0x0101010101010101ULL;
+}
+
+static void build_keys(camellia_gfni_keys *kt, const camellia_subkeys *ks, int decrypt)
+{
+    const unsigned nk = ks->key_bits == 128 ? 18 : 24;
+    const unsigned nke = nk / 3 - 2;
+    const uint64_t *kw_pre = decrypt ? &ks->kw[2] : &ks->kw[0];
+    const uint64_t *kw_post = decrypt ? &ks->kw[0] : &ks->kw[2];
+#define K(i) (ks->k[decrypt ? nk - (i) : (i) - 1])
+#define KE(i) (ks->ke[decrypt ? nke - (i) : (i) - 1])
+
+    kt->rounds = nk;
+    for (unsigned r = 0; r < nk; r++)
+        for (unsigned j = 0; j < 8; j++)
+            kt->rk[r][j] = rep(K(r + 1), j);
+    for (unsigned l = 0; l + 1 < nk / 6; l++)
+        for (unsigned j = 0; j < 8; j++) {
+            kt->fl[l][j] = rep(KE(2 * l + 1), j);
+            kt->fl[l][8 + j] = rep(KE(2 * l + 2), j);
+        }
+    for (unsigned j = 0; j < 8; j++) {
+        kt->kw[j] = rep(kw_pre[0], j);
+        kt->kw[8 + j] = rep(kw_pre[1], j);
+        kt->kw[16 + j] = rep(kw_post[0], j);
+        kt->kw[24 + j] = rep(kw_post[1], j);
+    }
+#undef K
+#undef KE
+}
+
+AC_AI __m512i kb(uint64_t k)
+{
+    return _mm512_set1_epi64((long long)k);
+}
+
+/* vpternlogq immediates, from A = 0xf0, B = 0xcc, C = 0xaa */
+#define XOR3 0x96      /* A ^ B ^ C */
+#define XOR_OR 0x1e    /* A ^ (B | C) */
+
+#define SBOX(x, pre, post, c) \
+    _mm512_gf2p8affineinv_epi64_epi8(_mm512_gf2p8affine_epi64_epi8((x), (pre), PRE_C), (post), (c))
+
+/*
+ * d ^= F(s, k) on byte-sliced halves (section 2.4.1). Bytes 1..8 of F use s1 s2 s3 s4 s2
+ * s3 s4 s1. The P-function is the XOR network of the AVX2 rows (x86_byteslice_batch.h)
+ * with its second layer computed from the S-box outputs directly and its last layer
+ * merged into the XOR into d, each pair of XORs one vpternlogq: 20 instructions, depth 3.
+ */
+AC_AI void round_f(const __m512i *s, __m512i *d, const uint64_t *rk)
+{
+    const __m512i a1 = kb(PRE1_M), a4 = kb(PRE4_M);
+    const __m512i b1 = kb(POST1_M), b2 = kb(POST2_M), b3 = kb(POST3_M);
+
+    __m512i t0 = SBOX(_mm512_xor_si512(s[0], kb(rk[0])), a1, b1, POST1_C);
+    __m512i t1 = SBOX(_mm512_xor_si512(s[1], kb(rk[1])), a1, b2, POST2_C);
+    __m512i t2 = SBOX(_mm512_xor_si512(s[2], kb(rk[2])), a1, b3, POST3_C);
+    __m512i t3 = SBOX(_mm512_xor_si512(s[3], kb(rk[3])), a4, b1, POST1_C);
+    __m512i t4 = SBOX(_mm512_xor_si512(s[4], kb(rk[4])), a1, b2, POST2_C);
+    __m512i t5 = SBOX(_mm512_xor_si512(s[5], kb(rk[5])), a1, b3, POST3_C);
+    __m512i t6 = SBOX(_mm512_xor_si512(s[6], kb(rk[6])), a4, b1, POST1_C);
+    __m512i t7 = SBOX(_mm512_xor_si512(s[7], kb(rk[7])), a1, b1, POST1_C);
+
+    const __m512i u0 = _mm512_xor_si512(t0, t5), u1 = _mm512_xor_si512(t1, t6);
+    const __m512i u2 = _mm512_xor_si512(t2, t7), u3 = _mm512_xor_si512(t3, t4);
+    const __m512i v4 = _mm512_ternarylogic_epi64(t4, t2, t7, XOR3);
+    const __m512i v5 = _mm512_ternarylogic_epi64(t5, t3, t4, XOR3);
+    const __m512i v6 = _mm512_ternarylogic_epi64(t6, t0, t5, XOR3);
+    const __m512i v7 = _mm512_ternarylogic_epi64(t7, t1, t6, XOR3);
+    const __m512i w0 = _mm512_xor_si512(u0, v7), w1 = _mm512_xor_si512(u1, v4);
+    const __m512i w2 = _mm512_xor_si512(u2, v5), w3 = _mm512_xor_si512(u3, v6);
+    d[0] = _mm512_ternarylogic_epi64(d[0], v4, w3, XOR3);
+    d[1] = _mm512_ternarylogic_epi64(d[1], v5, w0, XOR3);
+    d[2] = _mm512_ternarylogic_epi64(d[2], v6, w1, XOR3);
+    d[3] = _mm512_ternarylogic_epi64(d[3], v7, w2, XOR3);
+    d[4] = _mm512_xor_si512(d[4], w0);
+    d[5] = _mm512_xor_si512(d[5], w1);
+    d[6] = _mm512_xor_si512(d[6], w2);
+    d[7] = _mm512_xor_si512(d[7], w3);
+}
+
+/*
+ * Section 2.4.2 on a byte-sliced half h[0..7]: kl = KE >> 32 in k[0..3], kr in k[4..7].
+ * FL: x2 ^= (x1 & kl) <<< 1, then x1 ^= x2 | kr; FL^-1: the same two steps in the other
+ * order. Byte j of a <<< 1 (a0 most significant) is (a_j << 1) | (a_{j+1} >> 7): an add
+ * for the first, vgf2p8affineqb with SHR7_M for the second (AVX-512 has no byte shift).
+ */
+AC_AI void fl_left(__m512i *h, const uint64_t *k)
+{
+    const __m512i shr7 = kb(SHR7_M);
+    __m512i a[4], hi[4];
+
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        a[j] = _mm512_and_si512(h[j], kb(k[j]));
+        hi[j] = _mm512_gf2p8affine_epi64_epi8(a[j], shr7, 0);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++)
+        h[4 + j] = _mm512_ternarylogic_epi64(h[4 + j], _mm512_add_epi8(a[j], a[j]), hi[(j + 1) & 3],
+                                             XOR_OR);
+}
+
+AC_AI void fl_right(__m512i *h, const uint64_t *k)
+{
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++)
+        h[j] = _mm512_ternarylogic_epi64(h[j], h[4 + j], kb(k[4 + j]), XOR_OR);
+}
+
+/* 16x16 byte transpose in each 128-bit lane: four rounds of "vector k with vector k+8,
+ * interleaved low and high" into vectors 2k and 2k+1. Each round rotates the 8-bit address
+ * (vector : byte) left by one bit, so four swap its nibbles. Self-inverse. */
+AC_AI void transpose(__m512i *x)
+{
+#pragma GCC unroll 4
+    for (int round = 0; round < 4; round++) {
+        __m512i y[16];
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            y[2 * k] = _mm512_unpacklo_epi8(x[k], x[k + 8]);
+            y[2 * k + 1] = _mm512_unpackhi_epi8(x[k], x[k + 8]);
+        }
+#pragma GCC unroll 16
+        for (int k = 0; k < 16; k++)
+            x[k] = y[k];
+    }
+}
+
+/* Bytes of register r that hold one of the first nblocks blocks. */
+AC_AI __mmask64 reg_mask(size_t nblocks, int r)
+{
+    const size_t first = 4 * (size_t)r;
+
+    if (nblocks >= first + 4)
+        return ~(__mmask64)0;
+    return nblocks > first ? ((__mmask64)1 << (16 * (nblocks - first))) - 1 : 0;
+}
+
+/* All nk rounds and the FL layers between them. nk is a constant at each call, so every
+ * loop unrolls and the state stays in registers; a loop over a run-time count would keep
+ * it in memory. */
+AC_AI void rounds(__m512i *x, const camellia_gfni_keys *kt, const unsigned nk)
+{
+#pragma GCC unroll 4
+    for (unsigned r = 0; r < nk; r += 6) {
+        if (r > 0) {
+            const uint64_t *fl = kt->fl[r / 6 - 1];
+            fl_left(x, fl);
+            fl_right(x, fl);
+            fl_right(x + 8, fl + 8);
+            fl_left(x + 8, fl + 8);
+        }
+        round_f(x, x + 8, kt->rk[r]);
+        round_f(x + 8, x, kt->rk[r + 1]);
+        round_f(x, x + 8, kt->rk[r + 2]);
+        round_f(x + 8, x, kt->rk[r + 3]);
+        round_f(x, x + 8, kt->rk[r + 4]);
+        round_f(x + 8, x, kt->rk[r + 5]);
+    }
+}
+
+/*
+ * nblocks (1..64) blocks from in to out (out == in allowed: all of them are loaded before
+ * anything is stored). Out of line, one copy: straight-line code for 24 rounds, which
+ * the 18-round path shares up to its end (about 15 KiB in all).
+ */
+static __attribute__((noinline)) void batch64(const camellia_gfni_keys *kt, uint8_t *out,
+                                              const uint8_t *in, size_t nblocks)
+{
+    __m512i x[16];
+
+    if (nblocks == 64) {
+#pragma GCC unroll 16
+        for (int r = 0; r < 16; r++)
+            x[r] = _mm512_loadu_si512(in + 64 * r);
+    } else {
+#pragma GCC unroll 16
+        for (int r = 0; r < 16; r++) {
+            const __mmask64 m = reg_mask(nblocks, r);
+            x[r] = m ? _mm512_maskz_loadu_epi8(m, in + 64 * r) : _mm512_setzero_si512();
+        }
+    }
+    transpose(x);
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++)
+        x[j] = _mm512_xor_si512(x[j], kb(kt->kw[j]));
+
+    if (kt->rounds == 18)
+        rounds(x, kt, 18);
+    else
+        rounds(x, kt, 24);
+
+    /* postwhitening, and out as D2 || D1 */
+    __m512i y[16];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++) {
+        y[j] = _mm512_xor_si512(x[8 + j], kb(kt->kw[16 + j]));
+        y[8 + j] = _mm512_xor_si512(x[j], kb(kt->kw[24 + j]));
+    }
+    transpose(y);
+    if (nblocks == 64) {
+#pragma GCC unroll 16
+        for (int r = 0; r < 16; r++)
+            _mm512_storeu_si512(out + 64 * r, y[r]);
+    } else {
+#pragma GCC unroll 16
+        for (int r = 0; r < 16; r++) {
+            const __mmask64 m = reg_mask(nblocks, r);
+            if (m)
+                _mm512_mask_storeu_epi8(out + 64 * r, m, y[r]);
+        }
+    }
+}
+
+/* The per-key cache (camellia.h): the encryption table, then the decryption one. */
+static void camellia_gfni_prepare(const camellia_subkeys *ks, void *cache)
+{
+    camellia_gfni_keys *kt = (camellia_gfni_keys *)cache;
+
+    build_keys(&kt[0], ks, 0);
+    build_keys(&kt[1], ks, 1);
+}
+
+static void camellia_gfni_run(const camellia_subkeys *ks, const void *cache, int decrypt,
+                              uint8_t *out, const uint8_t *in, size_t nblocks)
+{
+    camellia_gfni_keys local;
+    const camellia_gfni_keys *kt;
+
+    if (nblocks == 0)
+        return;
+    if (cache != NULL) {
+        kt = (const camellia_gfni_keys *)cache + decrypt;
+    } else {
+        build_keys(&local, ks, decrypt);
+        kt = &local;
+    }
+    for (; nblocks >= 64; nblocks -= 64, in += 1024, out += 1024)
+        batch64(kt, out, in, 64);
+    if (nblocks > 0)
+        batch64(kt, out, in, nblocks);
+    if (cache == NULL)
+        ac_wipe(&local, sizeof local);
+}
+
+static void camellia_gfni_encrypt(const camellia_subkeys *ks, const void *cache, uint8_t *out,
+                                  const uint8_t *in, size_t nblocks)
+{
+    camellia_gfni_run(ks, cache, 0, out, in, nblocks);
+}
+
+static void camellia_gfni_decrypt(const camellia_subkeys *ks, const void *cache, uint8_t *out,
+                                  const uint8_t *in, size_t nblocks)
+{
+    camellia_gfni_run(ks, cache, 1, out, in, nblocks);
+}
+
+extern const camellia_kernel archcrypt_camellia_gfni_avx512;
+
+const camellia_kernel archcrypt_camellia_gfni_avx512 = {
+    camellia_gfni_encrypt,
+    camellia_gfni_decrypt,
+    camellia_gfni_prepare,
+};
