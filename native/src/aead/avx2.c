@@ -30,8 +30,8 @@ static inline __attribute__((always_inline)) void mac_block(mac_regs *m, const u
 }
 
 /* Every 8-block step of ChaCha20 (512 bytes) absorbs 32 MAC blocks that are
- * already ciphertext: three per double round, the last two around the
- * feed-forward. The step is straight-line code with no conditions: with the
+ * already ciphertext: three per double round (between its quarter-round pairs,
+ * while the vector units are busy), the last two after the rounds. The step is straight-line code with no conditions: with the
  * blocks clipped to a count, gcc turned them into inner loops and spilled the
  * ChaCha20 state around them. len bytes at in are XORed (steps of 512, the last
  * may be shorter) with blocks ctr, ctr+1, ..., while step k hashes the 512 bytes
@@ -42,36 +42,30 @@ static __attribute__((noinline)) void stitch_steps(uint8_t *out, const uint8_t *
                                                    uint32_t counter, mac_regs *mac_state,
                                                    const uint8_t *mac)
 {
-    ROT_CONSTANTS;
-    __m256i masks[2], cs[4];
-    __m256i ctr = _mm256_add_epi32(_mm256_set1_epi32((int)counter),
-                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i st[16], slot;
     /* A local copy (see p64_regs). */
     mac_regs ml = *mac_state, *m = &ml;
 
-    park(&masks[0], rot16);
-    park(&masks[1], rot8);
+    chacha8_setup(st, key, nonce, counter);
     while (len > 0) {
-        CHACHA8_STATE(key, nonce, ctr, cs);
+        CHACHA8_STATE(st, &slot);
 #pragma GCC unroll 10
         for (int i = 0; i < 10; i++)
-            CHACHA8_DOUBLE_ROUND(masks, cs, mac_block(m, mac + 48 * i),
+            CHACHA8_DOUBLE_ROUND(&slot, mac_block(m, mac + 48 * i),
                                  mac_block(m, mac + 48 * i + 16), mac_block(m, mac + 48 * i + 32));
         mac_block(m, mac + 480);
-        CHACHA8_FEED_FORWARD(key, nonce, ctr, cs);
         mac_block(m, mac + 496);
-        CHACHA8_XOR_OUT(out, in, len);
+        CHACHA8_XOR_OUT(st, &slot, out, in, len);
         if (len <= 512)
             break;
-        ctr = _mm256_add_epi32(ctr, _mm256_set1_epi32(8));
+        st[12] = _mm256_add_epi32(st[12], _mm256_set1_epi32(8));
         out += 512;
         in += 512;
         mac += 512;
         len -= 512;
     }
     *mac_state = ml;
-    for (int i = 0; i < 4; i++)
-        park(&cs[i], _mm256_setzero_si256());
+    chacha8_wipe(st, &slot);
 }
 
 /* Absorb len bytes as RFC 8439 2.8 pads them: whole blocks, then the rest

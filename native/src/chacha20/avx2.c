@@ -1,4 +1,4 @@
-/* ChaCha20, AVX2: 8 blocks per iteration (one state word per ymm, one block per lane, pshufb for rotates by 16/8, c words parked on the stack); 5..7-block tails as a partial 8-block pass, 1..4 as 2 blocks per ymm row set (RFC 8439 2.3-2.4). */
+/* ChaCha20, AVX2: 8 blocks per iteration (one state word per ymm, one block per lane, pshufb for rotates by 16/8, one c word parked on the stack, the double round in inline asm); 5..7-block tails as a partial 8-block pass, 1..4 as 2 blocks per ymm row set (RFC 8439 2.3-2.4). */
 #ifndef __AVX2__
 #error "chacha20/avx2.c needs -mavx2 (ISA_FLAGS_avx2 in native/Makefile)"
 #endif
@@ -30,21 +30,17 @@
 static void blocks8(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
                     const uint32_t nonce[3], uint32_t counter)
 {
-    ROT_CONSTANTS;
-    __m256i masks[2], cs[4];
-    __m256i ctr = _mm256_add_epi32(_mm256_set1_epi32((int)counter), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i st[16], slot;
 
-    park(&masks[0], rot16);
-    park(&masks[1], rot8);
+    chacha8_setup(st, key, nonce, counter);
     while (len > 0) {
-        CHACHA8_STATE(key, nonce, ctr, cs);
+        CHACHA8_STATE(st, &slot);
 #pragma GCC unroll 10
         for (int i = 0; i < 10; i++)
-            CHACHA8_DOUBLE_ROUND(masks, cs, (void)0, (void)0, (void)0);
-        CHACHA8_FEED_FORWARD(key, nonce, ctr, cs);
-        CHACHA8_XOR_OUT(out, in, len);
+            CHACHA8_DOUBLE_ROUND(&slot, (void)0, (void)0, (void)0);
+        CHACHA8_XOR_OUT(st, &slot, out, in, len);
         if (AC_LIKELY(len >= 512)) {
-            ctr = _mm256_add_epi32(ctr, _mm256_set1_epi32(8));
+            st[12] = _mm256_add_epi32(st[12], _mm256_set1_epi32(8));
             out += 512;
             in += 512;
             len -= 512;
@@ -52,9 +48,7 @@ static void blocks8(uint8_t *out, const uint8_t *in, size_t len, const uint32_t 
             len = 0;
         }
     }
-    /* The parked words are key material. */
-    for (int i = 0; i < 4; i++)
-        park(&cs[i], _mm256_setzero_si256());
+    chacha8_wipe(st, &slot);
 }
 
 /* Rows of two blocks side by side, one per 128-bit half: r0 = constants, r1/r2 =
