@@ -192,7 +192,10 @@ def main() -> None:
             names = re.findall(r"`([^`]+)`", line)
             not_runnable += [f"{alg} `{n}`" for n in names]
     commit = run(["git", "rev-parse", "--short", "HEAD"]) or "?"
-    dirty = bool(run(["git", "status", "--porcelain", "--untracked-files=no"])) or bool(
+    # Only code changes make the measured tree differ from the commit (not this file).
+    dirty = bool(
+        run(["git", "status", "--porcelain", "--untracked-files=no", "--", "native", "service"])
+    ) or bool(
         run(["git", "ls-files", "--others", "--exclude-standard", "native/src"])
     )
     tree = f"`{commit}`" + (" plus uncommitted kernel work in the tree" if dirty else "")
