@@ -43,6 +43,7 @@ from .harness import (
     require_foreign_tree,
     require_tools,
 )
+from .test_c_selftest import BASELINE, EXPECTED_DISPATCH
 
 # ---- what runs where ------------------------------------------------------------------
 
@@ -116,40 +117,11 @@ def enabled_arches() -> tuple[str, ...]:
 ENABLED_RUNS = tuple(run for run in RUNS if run.arch in enabled_arches())
 
 
-# The choice dispatch must make on each model, read from native/src/dispatch.c's tables
-# (and independent of them, like test_c_selftest.EXPECTED_DISPATCH): the first row whose
-# CPU features the model has.
-BASELINE = {
-    "chacha20": "portable",
-    "poly1305": "scalar64",
-    "chacha20-poly1305": "composed",
-    "sha256": "portable",
-    "sha512": "portable",
-    "camellia": "portable",
-}
-POWER8_CRYPTO = {"sha256": "power8", "sha512": "power8", "camellia": "power8"}
-EXPECTED_SELECTED: dict[tuple[str, str], dict[str, str]] = {
-    ("ppc64le", "power8"): {
-        **BASELINE,
-        **POWER8_CRYPTO,
-        "chacha20": "power8",
-        "poly1305": "power8",
-    },
-    ("ppc64le", "power9"): {
-        **BASELINE,
-        **POWER8_CRYPTO,
-        "chacha20": "power8",
-        "poly1305": "power9",
-    },
-    ("ppc64le", "power10"): {
-        **BASELINE,
-        **POWER8_CRYPTO,
-        "chacha20": "power10",
-        "poly1305": "power9",
-    },
-    ("s390x", "z14"): BASELINE,
-    ("arm64", "cortex-a72"): BASELINE,
-}
+# The choice dispatch must make on each model: the same written-out expectation the C
+# self-test checks (test_c_selftest: BASELINE, and EXPECTED_DISPATCH where a model differs).
+def expected_selected(arch: str, model: str) -> dict[str, str]:
+    return {**BASELINE, **EXPECTED_DISPATCH.get((arch, model), {})}
+
 
 REPORT = (
     "import dataclasses, json; from archcrypt import crypto; "
@@ -298,7 +270,7 @@ def test_foreign_dispatch(run: Run, outcomes: dict[Run, Future[Outcome]]) -> Non
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["arch"] == run.arch
     selected = {a["name"]: a["selected"] for a in report["algorithms"]}
-    assert selected == EXPECTED_SELECTED[(run.arch, run.model)], f"{run}: {selected}"
+    assert selected == expected_selected(run.arch, run.model), f"{run}: {selected}"
     assert not any(a["forced"] for a in report["algorithms"])
 
 
