@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .helpers import free_port
+from .helpers import free_port, wait_until_ready
 
 # Small enough that the 413 tests send little, large enough for every other request.
 MAX_BODY_BYTES = 1 << 20
@@ -93,17 +92,9 @@ def serve_subprocess(log_dir: Path, *args: str, **env: str) -> Iterator[Server]:
 
 
 def _wait_ready(process: subprocess.Popen[bytes], server: Server) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"server exited with {process.returncode}:\n{server.log.read_text()}")
-        try:
-            if httpx.get(f"{server.base_url}/readyz", timeout=1.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.05)
-    pytest.fail(f"server not ready after {STARTUP_TIMEOUT} s:\n{server.log.read_text()}")
+    wait_until_ready(
+        process, f"{server.base_url}/readyz", server.log, STARTUP_TIMEOUT, "server"
+    )
 
 
 @pytest.fixture(scope="session")

@@ -11,10 +11,14 @@ import base64
 import http.client
 import socket
 import struct
+import subprocess
+import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -114,6 +118,24 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def wait_until_ready(
+    process: subprocess.Popen[bytes], url: str, log: Path, timeout: float, what: str
+) -> None:
+    """Poll `url` until it answers 200; fail with the process's log if it exits first or
+    does not get there within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"{what} exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    pytest.fail(f"{what} not ready after {timeout:g} s:\n{log.read_text()}")
 
 
 def raw_post(

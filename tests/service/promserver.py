@@ -22,7 +22,7 @@ import httpx
 import pytest
 import yaml
 
-from .helpers import free_port
+from .helpers import free_port, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY_PROMETHEUS = REPO / "deploy" / "prometheus"
@@ -131,18 +131,7 @@ def running_prometheus(workdir: Path, targets: Sequence[str]) -> Iterator[Promet
         )
     server = Prometheus(f"http://127.0.0.1:{port}", log)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"prometheus exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                if httpx.get(f"{server.url}/-/ready", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"prometheus not ready after 30 s:\n{log.read_text()}")
-            time.sleep(0.05)
+        wait_until_ready(process, f"{server.url}/-/ready", log, 30, "prometheus")
         yield server
     finally:
         process.terminate()
