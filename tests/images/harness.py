@@ -1,9 +1,10 @@
 """Build the archcrypt image for four platforms with buildah (no Docker engine) and start it.
 
 The base image is made here from Debian's archive (scripts/debootstrap-python-base.sh), one
-tree per platform, imported as localhost/python:3.11-slim-bookworm (a manifest list) and
-passed as the Dockerfile's BASE_IMAGE and BUILDER_IMAGE. The repository's Dockerfile is then
-built for linux/amd64, arm64, ppc64le and s390x into one manifest list. Nothing foreign runs
+tree per platform, imported as localhost/python:3.11-slim-bookworm-<arch> (and a manifest
+list over them); each platform's build gets its own as BASE_IMAGE, the amd64 one as
+BUILDER_IMAGE. The repository's Dockerfile is then built for linux/amd64, arm64, ppc64le and
+s390x, one platform at a time, into one manifest list. Nothing foreign runs
 during the build: the builder stage cross-compiles on amd64, the runtime stages only COPY.
 
 Everything lives under build/images/ (gitignored): the base trees (cached between runs), a
@@ -211,41 +212,43 @@ def git_revision() -> str:
     return proc.stdout.strip() or "unknown"
 
 
-def build_image() -> subprocess.CompletedProcess[str]:
-    """The four platforms in one invocation, into one manifest list (docker format keeps the
-    HEALTHCHECK). Debian 12's buildah 1.28 does not set BUILDPLATFORM itself: passed here."""
+def build_image() -> None:
+    """The Dockerfile once per platform, each into the one manifest list (docker format keeps
+    the HEALTHCHECK), as on per-arch runners. Each build names its platform's own base image:
+    Debian 12's buildah 1.28, resolving one manifest-list base for four concurrent platform
+    builds, once gave the arm64 image the amd64 base. It also does not set BUILDPLATFORM
+    itself: passed here."""
     run("buildah", "manifest", "rm", IMAGE, check=False)
-    return run(
-        "buildah",
-        "build",
-        "--isolation",
-        "chroot",
-        "--pull=never",
-        "--layers",
-        "--format",
-        "docker",
-        "--jobs",
-        str(len(ARCHES)),
-        "--platform",
-        ",".join(f"linux/{a}" for a in ARCHES),
-        "--manifest",
-        IMAGE,
-        "--build-arg",
-        f"BUILDPLATFORM={BUILD_PLATFORM}",
-        "--build-arg",
-        f"BASE_IMAGE={PYTHON_BASE}",
-        "--build-arg",
-        f"BUILDER_IMAGE={PYTHON_BASE}",
-        "--build-arg",
-        f"VERSION={project_version()}",
-        "--build-arg",
-        f"REVISION={git_revision()}",
-        *pip_volumes(),
-        "-f",
-        str(ROOT / "Dockerfile"),
-        str(ROOT),
-        timeout=3000,
-    )
+    for arch in ARCHES:
+        run(
+            "buildah",
+            "build",
+            "--isolation",
+            "chroot",
+            "--pull=never",
+            "--layers",
+            "--format",
+            "docker",
+            "--platform",
+            f"linux/{arch}",
+            "--manifest",
+            IMAGE,
+            "--build-arg",
+            f"BUILDPLATFORM={BUILD_PLATFORM}",
+            "--build-arg",
+            f"BASE_IMAGE={PYTHON_BASE}-{arch}",
+            "--build-arg",
+            f"BUILDER_IMAGE={PYTHON_BASE}-{BUILD_PLATFORM.split('/')[1]}",
+            "--build-arg",
+            f"VERSION={project_version()}",
+            "--build-arg",
+            f"REVISION={git_revision()}",
+            *pip_volumes(),
+            "-f",
+            str(ROOT / "Dockerfile"),
+            str(ROOT),
+            timeout=3000,
+        )
 
 
 @dataclass(frozen=True)
