@@ -18,8 +18,11 @@ from .api import ROUTERS
 from .api.deps import ServiceState
 from .api.ecb import ECB_WARNING
 from .config import Settings
+from .docs import install_docs
 from .errors import install_problem_handlers
+from .guard import install as install_guard
 from .middleware import BodyLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
+from .openapi import complete_openapi
 from .scheduler import BackgroundBenchmark
 
 logger = logging.getLogger("archcrypt")
@@ -120,6 +123,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Symmetric crypto on hand-tuned C kernels. JSON carries bytes as standard base64.",
         openapi_tags=_TAGS,
         lifespan=lifespan,
+        docs_url=None,  # docs.py serves it without a CDN
+        redoc_url=None,
     )
     app.state.archcrypt = state
     install_problem_handlers(app)
@@ -130,4 +135,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestIdMiddleware)
     for router in ROUTERS:
         app.include_router(router)
+    if settings.docs_enabled:
+        install_docs(app)
+    # Last: it guards every route included above, and refuses routes it cannot guard.
+    install_guard(app, settings, state.metrics)
+    complete_openapi(app)
     return app
