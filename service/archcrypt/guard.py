@@ -574,7 +574,10 @@ class SecurityMiddleware:
         reservation = Reservation(security.budget)
         declared = _declared_length(scope)
         try:
-            initial = security.costs.cost(media, declared or 0, streamed)
+            # A declared length over the body limit is the body limit's 413 (at the first
+            # read), not a reason to wait for budget.
+            expected = min(declared or 0, security.settings.max_body_bytes)
+            initial = security.costs.cost(media, expected, streamed)
             await reservation.ensure(initial)
         except BudgetExhaustedError:
             await self._refuse(
