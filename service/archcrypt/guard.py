@@ -54,7 +54,7 @@ from .errors import (
     problem_response,
 )
 from .metrics import Metrics
-from .middleware import REQUEST_ID_SCOPE_KEY
+from .middleware import REQUEST_ID_SCOPE_KEY, ContentTooLarge
 from .ratelimit import RateLimiter, retry_after_header
 
 logger = logging.getLogger("archcrypt")
@@ -223,6 +223,9 @@ class Security:
         self.settings = settings
         self.policy = policy
         self.table = table
+        self.json_limit = min(
+            settings.max_json_body_bytes or settings.max_body_bytes, settings.max_body_bytes
+        )
         self.single_shape = JsonShape.single()
         self.batch_shape = JsonShape.batch(settings.max_batch_messages)
         self.metrics = SecurityMetrics(metrics)
@@ -240,7 +243,10 @@ class Security:
         self.budget = MemoryBudget(settings.memory_budget_bytes, settings.budget_wait_seconds)
         self.metrics.budget_capacity.set(settings.memory_budget_bytes)
         self.audit = AuditSink(settings.audit_log, settings.audit_fail_closed)
-        worst = self.costs.cost("application/json", settings.max_body_bytes)
+        worst = max(
+            self.costs.cost("application/json", self.json_limit),
+            self.costs.cost("application/octet-stream", settings.max_body_bytes),
+        )
         if worst > settings.memory_budget_bytes:
             raise SecurityConfigError(
                 f"ARCHCRYPT_MEMORY_BUDGET_BYTES ({settings.memory_budget_bytes}) is below what "
@@ -577,6 +583,8 @@ class SecurityMiddleware:
             # A declared length over the body limit is the body limit's 413 (at the first
             # read), not a reason to wait for budget.
             expected = min(declared or 0, security.settings.max_body_bytes)
+            if media == "application/json" or media.endswith("+json"):
+                expected = min(expected, security.json_limit)
             initial = security.costs.cost(media, expected, streamed)
             await reservation.ensure(initial)
         except BudgetExhaustedError:
@@ -592,11 +600,13 @@ class SecurityMiddleware:
             return
         security.metrics.budget_in_use.set(security.budget.in_use)
 
+        is_json = media == "application/json" or media.endswith("+json")
         counter = (
             JsonShapeCounter(security.batch_shape if op.batch else security.single_shape)
-            if media == "application/json" or media.endswith("+json")
+            if is_json
             else None
         )
+        json_limit = security.json_limit if is_json else 0
         base = security.costs.base
         received = 0
 
@@ -607,6 +617,8 @@ class SecurityMiddleware:
                 return message
             chunk: bytes = message.get("body", b"")
             received += len(chunk)
+            if json_limit and (received > json_limit or (declared or 0) > json_limit):
+                raise ContentTooLarge(json_limit)
             record.request_bytes = received
             if counter is not None and chunk:
                 problem = counter.feed(chunk)
