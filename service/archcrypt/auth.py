@@ -252,8 +252,8 @@ class TokenStore:
 
     def reload(self, strict: bool = False) -> None:
         try:
-            stamp = self._file_stamp()
             records = load_records(self.path)
+            stamp = self._file_stamp()
         except (OSError, TokenStoreError) as exc:
             if strict:
                 raise TokenStoreError(str(exc)) from None
