@@ -158,6 +158,11 @@ def auth_policy(settings: Settings) -> AuthPolicy:
             store = TokenStore(settings.tokens_file, on_error=logger.error)
         except TokenStoreError as exc:
             raise SecurityConfigError(str(exc)) from None
+        if not len(store) and not is_loopback(settings.host):
+            raise SecurityConfigError(
+                f"{settings.tokens_file} holds no tokens: nobody could use the service; add "
+                "one with `archcrypt tokens create`"
+            )
         return AuthPolicy("tokens", store)
     if settings.auth == "required":
         raise SecurityConfigError(

@@ -141,6 +141,9 @@ def test_auth_policy(tmp_path: Path) -> None:
     path = tmp_path / "tokens.json"
     create_token(path, "a", ["hash"])
     assert auth_policy(Settings(host="0.0.0.0", tokens_file=path)).mode == "tokens"
+    revoke_token(path, "a")
+    with pytest.raises(SecurityConfigError, match="holds no tokens"):
+        auth_policy(Settings(host="0.0.0.0", tokens_file=path))
     with pytest.raises(SecurityConfigError, match="does not exist"):
         auth_policy(Settings(host="0.0.0.0", tokens_file=tmp_path / "missing.json"))
     assert is_loopback("127.0.0.9") and is_loopback("localhost")
