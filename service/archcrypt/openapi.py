@@ -138,7 +138,8 @@ def build_document(app: FastAPI) -> dict[str, Any]:
         tags=app.openapi_tags,
     )
     components = document.setdefault("components", {})
-    components.setdefault("schemas", {})["Problem"] = PROBLEM_SCHEMA
+    # a Problem schema the routes' own OpenAPI hook may have added wins; ours otherwise
+    components.setdefault("schemas", {}).setdefault("Problem", PROBLEM_SCHEMA)
     components["securitySchemes"] = {
         SCHEME: {
             "type": "http",
