@@ -24,6 +24,7 @@ from time import perf_counter
 from typing import Any, Final
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from prometheus_client import Counter, Gauge
 from starlette.middleware import Middleware
@@ -48,7 +49,6 @@ from .errors import (
     SECURITY_HEADERS,
     TOO_MANY_REQUESTS,
     UNAUTHORIZED,
-    VALIDATION_FAILED,
     ProblemError,
     ProblemType,
     problem_response,
@@ -228,9 +228,9 @@ class Security:
         self.settings = settings
         self.policy = policy
         self.table = table
-        self.json_limit = min(
-            settings.max_json_body_bytes or settings.max_body_bytes, settings.max_body_bytes
-        )
+        # A route may raise its own body limit (a batch's follows from its item limits);
+        # the JSON limit bounds every JSON body whatever the route's limit.
+        self.json_limit = settings.max_json_body_bytes
         self.single_shape = JsonShape.single()
         self.batch_shape = JsonShape.batch(settings.max_batch_messages)
         self.metrics = SecurityMetrics(metrics)
@@ -249,7 +249,7 @@ class Security:
         self.metrics.budget_capacity.set(settings.memory_budget_bytes)
         self.audit = AuditSink(settings.audit_log, settings.audit_fail_closed)
         worst = max(
-            self.costs.cost("application/json", self.json_limit),
+            self.costs.cost("application/json", self.json_limit or settings.max_body_bytes),
             self.costs.cost("application/octet-stream", settings.max_body_bytes),
         )
         if worst > settings.memory_budget_bytes:
@@ -588,8 +588,8 @@ class SecurityMiddleware:
             # A declared length over the body limit is the body limit's 413 (at the first
             # read), not a reason to wait for budget.
             expected = min(declared or 0, security.settings.max_body_bytes)
-            if media == "application/json" or media.endswith("+json"):
-                expected = min(expected, security.json_limit)
+            if security.json_limit and (media == "application/json" or media.endswith("+json")):
+                expected = min(declared or 0, security.json_limit)
             initial = security.costs.cost(media, expected, streamed)
             await reservation.ensure(initial)
         except BudgetExhaustedError:
@@ -629,7 +629,9 @@ class SecurityMiddleware:
                 problem = counter.feed(chunk)
                 if problem is not None:
                     security.metrics.count("json_shape")
-                    raise ProblemError(VALIDATION_FAILED, problem)
+                    # a 422 like the model's own: a batch over its item limit is too_long
+                    kind = "too_long" if op.batch else "json_shape"
+                    raise RequestValidationError([{"type": kind, "loc": ("body",), "msg": problem}])
             if factor and declared is None:
                 try:
                     await reservation.ensure(base + int(factor * received))

@@ -10,8 +10,9 @@ route's openapi_extra makes by name, and leaves HEAD (GET without a body) out, a
 
 from __future__ import annotations
 
+import copy
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from fastapi import FastAPI
@@ -127,15 +128,22 @@ def _find_model(name: str) -> type[BaseModel] | None:
     return None
 
 
-def build_document(app: FastAPI) -> dict[str, Any]:
+def build_document(
+    app: FastAPI, base: Callable[[], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """`base()` (FastAPI's document, or what the routes' own hook makes of it), completed."""
     security = app.state.archcrypt_security
-    document = get_openapi(
-        title=app.title,
-        version=app.version,
-        summary=app.summary,
-        description=app.description,
-        routes=app.routes,
-        tags=app.openapi_tags,
+    document = (
+        copy.deepcopy(base())
+        if base is not None
+        else get_openapi(
+            title=app.title,
+            version=app.version,
+            summary=app.summary,
+            description=app.description,
+            routes=app.routes,
+            tags=app.openapi_tags,
+        )
     )
     components = document.setdefault("components", {})
     # a Problem schema the routes' own OpenAPI hook may have added wins; ours otherwise
@@ -179,12 +187,15 @@ def build_document(app: FastAPI) -> dict[str, Any]:
     return document
 
 
-def complete_openapi(app: FastAPI) -> None:
+def complete_openapi(app: FastAPI, base: Callable[[], dict[str, Any]] | None = None) -> None:
     """Replace app.openapi with the completed document (built once, on first use)."""
+    completed: dict[str, Any] | None = None
 
     def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            app.openapi_schema = build_document(app)
-        return app.openapi_schema
+        nonlocal completed
+        if completed is None:
+            completed = build_document(app, base)
+        app.openapi_schema = completed
+        return completed
 
     app.openapi = openapi  # type: ignore[method-assign]

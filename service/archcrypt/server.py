@@ -52,6 +52,8 @@ logger = logging.getLogger("archcrypt")
 # The TLS handshake deadline, for the loop factory (workers are started afresh, so it
 # travels in the environment, as the rest of the settings do).
 HANDSHAKE_TIMEOUT_ENV: Final = "ARCHCRYPT_HEADER_TIMEOUT_SECONDS"
+# How long a connection we answered and are closing drains what its client still sends.
+LINGER_SECONDS: Final = 2.0
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,8 @@ class _Deadlines:
         self._head_bytes = 0
         self._head_count = 0
         self._refusal: tuple[ProblemType, str] | None = None
+        self._lingering = False
+        self._raw_head = 0  # bytes received while waiting for the head, whatever the parser
 
     # -- timers -----------------------------------------------------------------------------
 
@@ -152,7 +156,7 @@ class _Deadlines:
     def _await_head(self) -> None:
         self._awaiting_head = True
         self._partial_head = False
-        self._head_bytes = self._head_count = 0
+        self._head_bytes = self._head_count = self._raw_head = 0
         self._cancel("_head_timer")
         self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)
 
@@ -237,11 +241,22 @@ class _Deadlines:
     def _answer_and_close(
         self, problem: ProblemType, detail: str, headers: dict[str, str] | None = None
     ) -> None:
+        """Send the problem, then close gently: the write side first, the socket after
+        LINGER_SECONDS, with what the client still sends thrown away. Closing at once with
+        its bytes unread would make the kernel send a reset, which can destroy the answer
+        before the client reads it."""
         self._cancel_all()
-        if not self.transport.is_closing():
-            logger.warning("HTTP %d to %s: %s", problem.status, _peer(self.transport), detail)
-            self.transport.write(_raw_problem(problem, detail, headers))
-            self.transport.close()
+        transport = self.transport
+        if transport.is_closing() or self._lingering:
+            return
+        logger.warning("HTTP %d to %s: %s", problem.status, _peer(transport), detail)
+        transport.write(_raw_problem(problem, detail, headers))
+        self._lingering = True
+        if transport.can_write_eof():
+            transport.write_eof()
+            self.loop.call_later(LINGER_SECONDS, transport.close)
+        else:
+            transport.close()
 
     # -- the head's limits --------------------------------------------------------------------
 
@@ -260,6 +275,15 @@ class _Deadlines:
                 f"The request line and headers exceed {self.limits.max_header_bytes} bytes.",
             )
             raise _LimitExceededError
+
+    def _check_raw_head(self) -> None:
+        """A parser that holds a header until it is complete (httptools) would buffer a
+        32 MiB one: the bytes received while the head is incomplete are bounded here."""
+        if self._awaiting_head and self._raw_head > self.limits.max_header_bytes:
+            self._answer_and_close(
+                HEADERS_TOO_LARGE,
+                f"The request line and headers exceed {self.limits.max_header_bytes} bytes.",
+            )
 
     def _malformed(self, msg: str) -> None:
         """uvicorn's send_400_response, as a problem (431 when a head limit was hit)."""
@@ -339,9 +363,13 @@ class ArchcryptH11Protocol(_Deadlines, H11Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return  # answered and closing: drained, not parsed
         if self._awaiting_head:
             self._partial_head = True
+            self._raw_head += len(data)
         super().data_received(data)
+        self._check_raw_head()
 
     def send_400_response(self, msg: str) -> None:
         self._malformed(msg)
@@ -379,9 +407,13 @@ if HttpToolsProtocol is not None:
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
+            if self._lingering:
+                return  # answered and closing: drained, not parsed
             if self._awaiting_head:
                 self._partial_head = True
+                self._raw_head += len(data)
             super().data_received(data)
+            self._check_raw_head()
 
         def send_400_response(self, msg: str) -> None:
             self._malformed(msg)
