@@ -477,7 +477,10 @@ def _with_handshake_deadline(base: type[asyncio.AbstractEventLoop]) -> type[Any]
                 kwargs.setdefault("ssl_handshake_timeout", _handshake_timeout())
             return await super().create_server(*args, **kwargs)
 
-    Loop.__name__ = Loop.__qualname__ = f"Archcrypt{base.__name__}"
+    # It is uvloop's (or asyncio's) loop with one method wrapped: introspection that asks
+    # which loop serves (buildinfo.http_stack) should get that answer.
+    Loop.__name__ = Loop.__qualname__ = base.__name__
+    Loop.__module__ = base.__module__
     return Loop
 
 
