@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import sys
 import time
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii  # the C one where it exists
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -60,24 +60,31 @@ class AuditRecord:
     started: float = 0.0
 
     def line(self, now: float) -> str:
+        """The JSON line. Written out by hand around the C string encoder: json.dumps builds
+        an encoder per call, several times the cost of the rest of the request's audit."""
         outcome = self.outcome or outcome_of(self.status)
-        entry: dict[str, Any] = {
-            "time": _rfc3339(now),
-            "request_id": self.request_id,
-            "operation": self.operation,
-            "route": self.route,
-            "outcome": outcome,
-            "status": self.status,
-            "token": self.token,
-            "client": self.client,
-            "request_bytes": self.request_bytes,
-            "duration_ms": round((time.perf_counter() - self.started) * 1000, 3),
-        }
-        for name in ("algorithm", "key", "key_version", "items", "response_bytes"):
+        duration = round((time.perf_counter() - self.started) * 1000, 3)
+        parts = [
+            f'{{"time":"{_rfc3339(now)}","request_id":{_str(self.request_id)}',
+            f',"operation":{_str(self.operation)},"route":{_str(self.route)}',
+            f',"outcome":{_str(outcome)},"status":{int(self.status)}',
+            f',"token":{_str(self.token)},"client":{_str(self.client)}',
+            f',"request_bytes":{int(self.request_bytes)},"duration_ms":{duration!r}',
+        ]
+        if self.algorithm is not None:
+            parts.append(f',"algorithm":{_str(self.algorithm)}')
+        if self.key is not None:
+            parts.append(f',"key":{_str(self.key)}')
+        for name in ("key_version", "items", "response_bytes"):
             value = getattr(self, name)
             if value is not None:
-                entry[name] = value
-        return json.dumps(entry, separators=(",", ":"), ensure_ascii=True) + "\n"
+                parts.append(f',"{name}":{int(value)}')
+        parts.append("}\n")
+        return "".join(parts)
+
+
+def _str(value: str | None) -> str:
+    return "null" if value is None else encode_basestring_ascii(value)
 
 
 def outcome_of(status: int) -> str:
@@ -96,10 +103,15 @@ def outcome_of(status: int) -> str:
     return "invalid_input"
 
 
+_second: list[Any] = [-1, ""]  # the last second formatted, and its text
+
+
 def _rfc3339(epoch: float) -> str:
     seconds = int(epoch)
     millis = int((epoch - seconds) * 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+    if seconds != _second[0]:
+        _second[:] = [seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))]
+    return f"{_second[1]}.{millis:03d}Z"
 
 
 class AuditSink:

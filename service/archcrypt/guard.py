@@ -247,6 +247,12 @@ class Security:
         self.costs = CostModel()
         self.budget = MemoryBudget(settings.memory_budget_bytes, settings.budget_wait_seconds)
         self.metrics.budget_capacity.set(settings.memory_budget_bytes)
+        # Read at scrape time where one process serves (nothing per request); several
+        # workers each write theirs as requests come and go (livesum adds them).
+        self.live_budget_gauge = metrics.multiprocess_dir is not None
+        if not self.live_budget_gauge:
+            budget = self.budget
+            self.metrics.budget_in_use.set_function(lambda: budget.in_use)
         self.audit = AuditSink(settings.audit_log, settings.audit_fail_closed)
         worst = max(
             self.costs.cost("application/json", self.json_limit or settings.max_body_bytes),
@@ -260,33 +266,28 @@ class Security:
             )
 
 
-def _bearer(scope: Scope) -> str | None:
-    for name, value in scope["headers"]:
-        if name == b"authorization":
-            scheme, _, credentials = value.partition(b" ")
-            if scheme.lower() == b"bearer" and credentials.strip():
-                token: str = credentials.strip().decode("latin-1")
-                return token
-            return ""
-    return None
+class _Head:
+    """What the guard reads from the request headers, in one pass."""
 
+    __slots__ = ("declared", "media", "token")
 
-def _media(scope: Scope) -> str:
-    for name, value in scope["headers"]:
-        if name == b"content-type":
-            media: str = value.decode("latin-1").partition(";")[0].strip().lower()
-            return media
-    return ""
-
-
-def _declared_length(scope: Scope) -> int | None:
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+    def __init__(self, headers: list[tuple[bytes, bytes]]) -> None:
+        self.token: str | None = None  # None: no Authorization; "": not a Bearer token
+        self.media = ""
+        self.declared: int | None = None
+        for name, value in headers:
+            if name == b"content-type":
+                self.media = value.decode("latin-1").partition(";")[0].strip().lower()
+            elif name == b"content-length":
+                try:
+                    self.declared = int(value)
+                except ValueError:
+                    self.declared = None
+            elif name == b"authorization" and self.token is None:
+                scheme, _, credentials = value.partition(b" ")
+                credentials = credentials.strip()
+                ok = scheme.lower() == b"bearer" and credentials
+                self.token = credentials.decode("latin-1") if ok else ""
 
 
 class RouteTable:
@@ -461,7 +462,7 @@ class SecurityMiddleware:
                 for name, value in message.get("headers", ()):
                     if name == b"content-length":
                         record.response_bytes = int(value)
-                if not sink.write(record.line(time.time())):
+                if sink.enabled and not sink.write(record.line(time.time())):
                     security.metrics.audit_failures.inc()
                     if sink.fail_closed and record.status < 500:
                         # The result must not leave without its line: answer 503 instead.
@@ -485,7 +486,7 @@ class SecurityMiddleware:
             if record.status == 0:
                 # The app raised before answering; the server's 500 goes out past us.
                 record.status = 500
-                if not sink.write(record.line(time.time())):
+                if sink.enabled and not sink.write(record.line(time.time())):
                     security.metrics.audit_failures.inc()
 
     async def _guarded(
@@ -502,8 +503,9 @@ class SecurityMiddleware:
         bucket_key: str | None = None
         limiter: RateLimiter | None = None
 
+        head = _Head(scope["headers"])
         if policy.store is not None:
-            token = _bearer(scope)
+            token = head.token
             if not token:
                 await self._refuse(
                     scope,
@@ -579,11 +581,11 @@ class SecurityMiddleware:
                 )
                 return
 
-        media = _media(scope)
+        media = head.media
         streamed = media in op.streamed
         factor = security.costs.factor(media, streamed)
         reservation = Reservation(security.budget)
-        declared = _declared_length(scope)
+        declared = head.declared
         try:
             # A declared length over the body limit is the body limit's 413 (at the first
             # read), not a reason to wait for budget.
@@ -603,7 +605,8 @@ class SecurityMiddleware:
                 {"Retry-After": "1"},
             )
             return
-        security.metrics.budget_in_use.set(security.budget.in_use)
+        if security.live_budget_gauge:
+            security.metrics.budget_in_use.set(security.budget.in_use)
 
         is_json = media == "application/json" or media.endswith("+json")
         counter = (
@@ -642,14 +645,16 @@ class SecurityMiddleware:
                         "The service is at its memory budget; retry shortly.",
                         headers={"Retry-After": "1"},
                     ) from None
-                security.metrics.budget_in_use.set(security.budget.in_use)
+                if security.live_budget_gauge:
+                    security.metrics.budget_in_use.set(security.budget.in_use)
             return message
 
         try:
             await self.app(scope, guarded_receive, send)
         finally:
             reservation.release()
-            security.metrics.budget_in_use.set(security.budget.in_use)
+            if security.live_budget_gauge:
+                security.metrics.budget_in_use.set(security.budget.in_use)
 
 
 class _WithheldError(Exception):

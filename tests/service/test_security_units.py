@@ -237,6 +237,11 @@ def test_audit_line_and_sink(tmp_path: Path) -> None:
     record.status, record.token, record.algorithm = 200, "ci", "chacha20-poly1305"
     line = json.loads(record.line(0.0))
     assert line["time"] == "1970-01-01T00:00:00.000Z"
+    assert json.loads(record.line(86400.25))["time"] == "1970-01-02T00:00:00.250Z"
+    # a value that would need escaping is escaped (the line stays one JSON object)
+    odd = AuditRecord('say "hi"\n', "hash", "/x", None)
+    assert json.loads(odd.line(0.0))["request_id"] == 'say "hi"\n'
+    assert "\n" not in odd.line(0.0)[:-1]
     assert line["outcome"] == "ok" and line["token"] == "ci"
     assert "key" not in line  # only present when there is one
     assert [outcome_of(s) for s in (200, 401, 403, 422, 429, 503, 500)] == [
