@@ -19,6 +19,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii  # the C one where it exists
 from pathlib import Path
@@ -38,6 +39,19 @@ OUTCOMES: Final = frozenset(
         "error",  # 5xx
     }
 )
+
+
+# Where the guard puts this request's AuditRecord in the ASGI scope. A route (or the error
+# handlers) refines it through audit_record(): a named-key route sets key_version, a batch
+# route items, an operation whose status does not tell its outcome sets outcome (a MAC
+# that does not verify answers 200 with outcome "auth_failed").
+AUDIT_SCOPE_KEY: Final = "archcrypt.audit"
+
+
+def audit_record(scope: Mapping[str, Any]) -> AuditRecord | None:
+    """This request's audit record, or None (public routes, or no guard)."""
+    record = scope.get(AUDIT_SCOPE_KEY)
+    return record if isinstance(record, AuditRecord) else None
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from . import crypto
+from .audit import audit_record
 from .middleware import request_id_of
 
 logger = logging.getLogger("archcrypt")
@@ -180,6 +181,9 @@ async def _validation_exception(request: Request, exc: Exception) -> Response:
 
 
 async def _authentication_failed(request: Request, exc: Exception) -> Response:
+    record = audit_record(request.scope)
+    if record is not None:
+        record.outcome = "auth_failed"  # a 400, but not the client's syntax: a wrong tag
     return problem_response(
         request,
         AUTHENTICATION_FAILED,

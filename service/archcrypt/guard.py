@@ -31,7 +31,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .audit import AuditRecord, AuditSink
+from .audit import AUDIT_SCOPE_KEY, AuditRecord, AuditSink
 from .auth import KEY_NAME_PATTERN, SCOPE_EXTENSION, Operation, TokenStore
 from .budget import (
     BudgetExhaustedError,
@@ -59,7 +59,6 @@ from .ratelimit import RateLimiter, retry_after_header
 
 logger = logging.getLogger("archcrypt")
 
-AUDIT_SCOPE_KEY: Final = "archcrypt.audit"
 REALM: Final = 'Bearer realm="archcrypt"'
 
 # The operations of routes that do not declare their own (a route's `openapi_extra`

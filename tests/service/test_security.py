@@ -671,9 +671,34 @@ def test_audit_lines_say_who_did_what_and_nothing_secret(secured: Running, token
         "request_bytes", "duration_ms", "algorithm", "key", "key_version", "items",
         "response_bytes",
     }  # fmt: skip
+    # a wrong tag is audited as such, not as bad input
+    marker = "audit-" + os.urandom(8).hex()
+    key, nonce = secret(os.urandom(32)), os.urandom(12)
+    forged = httpx.post(
+        secured.base_url + "/v1/aead/chacha20-poly1305/open",
+        json={"key": b64(key), "nonce": b64(nonce), "ciphertext": b64(bytes(32))},
+        headers={**_auth(tokens.full), "X-Request-ID": marker},
+    )
+    assert_problem(forged, 400, "authentication-failed")
+    time.sleep(0.2)
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    (failed,) = [line for line in lines if line["request_id"] == marker]
+    assert (failed["operation"], failed["outcome"]) == ("aead.open", "auth_failed")
     # refusals are audited too
-    assert any(line["outcome"] == "unauthenticated" for line in lines)
-    assert any(line["outcome"] == "forbidden" and line["token"] == "mac-only" for line in lines)
+    marks = {"unauthenticated": {}, "forbidden": _auth(tokens.mac_only)}
+    for outcome, headers in marks.items():
+        httpx.post(
+            secured.base_url + SEAL,
+            json=_seal_body(),
+            headers={**headers, "X-Request-ID": f"{marker}-{outcome}"},
+        )
+    time.sleep(0.2)
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    by_id = {line["request_id"]: line for line in lines}
+    assert by_id[f"{marker}-unauthenticated"]["outcome"] == "unauthenticated"
+    assert by_id[f"{marker}-unauthenticated"]["token"] is None
+    assert by_id[f"{marker}-forbidden"]["outcome"] == "forbidden"
+    assert by_id[f"{marker}-forbidden"]["token"] == "mac-only"
 
 
 def test_audit_fail_closed_refuses_operations(workdir: Path) -> None:
