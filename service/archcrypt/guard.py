@@ -19,7 +19,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from time import perf_counter
 from typing import Any, Final
 
@@ -105,6 +105,11 @@ OPERATIONS: Final[Mapping[tuple[str, str], Operation]] = {
     ("POST", "/v1/keys/{name}/datakey/wrapped"): Operation.on_key("datakey"),
 }
 PUBLIC: Final = Operation("public", public=True)
+# A route may also state just its scope, as a template ("key:{name}:seal"), under this key;
+# and leave the key's name and the version it used in the request scope for the audit line.
+SCOPE_TEMPLATE_EXTENSION: Final = "x-archcrypt-scope"
+KEY_NAME_SCOPE_KEY: Final = "archcrypt.key_name"
+KEY_VERSION_SCOPE_KEY: Final = "archcrypt.key_version"
 _PUBLIC_PREFIXES: Final = ("/livez", "/readyz", "/metrics", "/openapi.json", "/docs")
 
 
@@ -326,6 +331,14 @@ class RouteTable:
         if extension is not None:
             return Operation.from_extension(extension)
         op = OPERATIONS.get((method, path))
+        template = spec.get(SCOPE_TEMPLATE_EXTENSION)
+        if isinstance(template, str):
+            # A route that states only its scope template (the named-key routes): the
+            # route's word on the scope, the table's (or the path's) on the rest.
+            if op is not None:
+                return replace(op, scope=template, by_algorithm={})
+            name = "keys." + path.rstrip("/").rsplit("/", 1)[-1].replace("{name}", "show")
+            return Operation(name, template, batch=path.endswith("/batch"))
         if op is None and path.startswith(_PUBLIC_PREFIXES):
             return PUBLIC
         return op
@@ -458,6 +471,13 @@ class SecurityMiddleware:
         async def audited_send(message: Message) -> None:
             if message["type"] == "http.response.start":
                 record.status = message["status"]
+                version = scope.get(KEY_VERSION_SCOPE_KEY)
+                if isinstance(version, int):
+                    record.key_version = version
+                if record.key is None:
+                    named = scope.get(KEY_NAME_SCOPE_KEY)
+                    if isinstance(named, str) and KEY_NAME_PATTERN.fullmatch(named):
+                        record.key = named
                 for name, value in message.get("headers", ()):
                     if name == b"content-length":
                         record.response_bytes = int(value)

@@ -80,6 +80,8 @@ def test_route_table_reads_route_declarations_and_refuses_none() -> None:
         "paths": {
             "/v1/keys/{name}/seal": {"post": Operation.on_key("seal").openapi_extra()},
             "/v1/hash/{algorithm}": {"post": {}},  # from guard.OPERATIONS
+            "/v1/keys/{name}/rewrap": {"post": {"x-archcrypt-scope": "key:{name}:rewrap"}},
+            "/v1/keys/{name}/frob": {"post": {"x-archcrypt-scope": "key:{name}:frob"}},
             "/v1/new-thing": {"post": {}},  # declared nowhere
             "/livez": {"get": {}},
         }
@@ -91,6 +93,12 @@ def test_route_table_reads_route_declarations_and_refuses_none() -> None:
     assert table.match("POST", "/v1/keys/billing/seal/extra") is None
     assert table.match("POST", "/v1/hash/sha256") is not None
     assert table.undeclared == ["POST /v1/new-thing"]
+    # a route that states only its scope template: the table's name, the route's scope
+    rewrap = table.match("POST", "/v1/keys/payroll/rewrap")
+    assert rewrap is not None and rewrap[0].name == "keys.rewrap"
+    assert rewrap[0].required_scope(rewrap[2]) == "key:payroll:rewrap"
+    frob = table.match("POST", "/v1/keys/payroll/frob")
+    assert frob is not None and frob[0].name == "keys.frob"
     found = table.match("GET", "/livez")
     assert found is not None and found[0].public
 
