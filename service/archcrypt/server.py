@@ -84,7 +84,7 @@ def _raw_problem(problem: ProblemType, detail: str, extra: dict[str, str] | None
         (b"connection", b"close"),
         (b"x-request-id", request_id.encode()),
         *SECURITY_HEADERS,
-        *((k.encode(), v.encode()) for k, v in (extra or {}).items()),
+        *((k.lower().encode(), v.encode()) for k, v in (extra or {}).items()),
     ]
     phrase = HTTPStatus(problem.status).phrase.encode()
     head = b"HTTP/1.1 %d %s\r\n" % (problem.status, phrase)

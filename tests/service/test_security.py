@@ -13,6 +13,7 @@ import base64
 import json
 import os
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
@@ -280,8 +281,6 @@ def test_trickled_body_meets_the_request_deadline(either: Running, tokens: Token
         b"POST /v1/hash/sha256 HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
         b"Authorization: Bearer " + tokens.full.encode() + b"\r\nContent-Length: 1000\r\n\r\n"
     )
-    import socket
-
     with socket.create_connection(("127.0.0.1", either.port), timeout=10) as sock:
         sock.sendall(head)
         start = time.monotonic()
@@ -453,6 +452,7 @@ def test_rate_limit_is_429_with_retry_after_and_counted(workdir: Path, tokens: T
         str(tokens.store),
         ARCHCRYPT_RATE_LIMIT_PER_SECOND="0.5",
         ARCHCRYPT_RATE_LIMIT_BURST="2",
+        ARCHCRYPT_MAX_CONNECTIONS="6",
     ) as server:
         url = server.base_url + "/v1/hash/sha256"
         codes = [
@@ -467,6 +467,16 @@ def test_rate_limit_is_429_with_retry_after_and_counted(workdir: Path, tokens: T
         assert httpx.post(url, json={"data": "aGk="}, headers=_auth(tokens.full)).is_success
         text = httpx.get(server.base_url + "/metrics").text
         assert metric_value(text, "archcrypt_requests_refused_total", reason="rate_limited") == 1
+        # the connection limit: six idle connections held, the seventh is answered 503
+        held = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(6)]
+        try:
+            time.sleep(0.3)
+            _, answer = probe(server.port, b"")
+            assert answer.startswith(b"HTTP/1.1 503 "), answer[:80]
+            assert b"application/problem+json" in answer and b"retry-after: 1" in answer
+        finally:
+            for sock in held:
+                sock.close()
 
 
 # ---- 1. memory, for the worst bodies ----
