@@ -147,6 +147,7 @@ class AuditSink:
         self._flush_pending = False
         self.healthy = True
         self.failures = 0
+        self.failed_at = 0.0  # monotonic time of the last failure
         if self.enabled:
             self._open()
 
@@ -216,8 +217,15 @@ class AuditSink:
         except (OSError, ValueError) as exc:
             self._failed(exc)
 
+    def recently_failed(self, within: float = 1.0) -> bool:
+        """Down, and not for long enough to try again: fail-closed operations are refused
+        without doing their work. After `within` seconds one goes ahead, and the write of
+        its line (before its response) says whether the sink is back."""
+        return not self.healthy and time.monotonic() - self.failed_at < within
+
     def _failed(self, exc: BaseException) -> None:
         self.failures += 1
+        self.failed_at = time.monotonic()
         if self.healthy:
             logger.error("audit log %s cannot be written: %s", self.target, exc)
         self.healthy = False

@@ -490,7 +490,7 @@ class SecurityMiddleware:
                             Request(scope),
                             AUDIT_UNAVAILABLE,
                             "The audit log cannot be written; operations are refused until it can.",
-                            headers={"Retry-After": "5"},
+                            headers={"Retry-After": "1"},
                         )
                         await response(scope, receive, send)
                         raise _WithheldError
@@ -585,20 +585,17 @@ class SecurityMiddleware:
                 )
                 return
 
-        if security.audit.fail_closed and not security.audit.healthy:
-            # Try the sink once more: it may be back (a full disk freed).
-            security.audit.flush()
-            if not security.audit.healthy:
-                await self._refuse(
-                    scope,
-                    receive,
-                    send,
-                    AUDIT_UNAVAILABLE,
-                    "The audit log cannot be written; operations are refused until it can.",
-                    "audit_unavailable",
-                    {"Retry-After": "5"},
-                )
-                return
+        if security.audit.fail_closed and security.audit.recently_failed():
+            await self._refuse(
+                scope,
+                receive,
+                send,
+                AUDIT_UNAVAILABLE,
+                "The audit log cannot be written; operations are refused until it can.",
+                "audit_unavailable",
+                {"Retry-After": "1"},
+            )
+            return
 
         media = head.media
         streamed = media in op.streamed

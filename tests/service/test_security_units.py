@@ -266,4 +266,10 @@ def test_audit_line_and_sink(tmp_path: Path) -> None:
     assert path.read_text() == "two\n"
     full = AuditSink("/dev/full", fail_closed=True)
     assert not full.write("x\n")
-    assert not full.healthy
+    assert not full.healthy and full.recently_failed()
+    # a sink that comes back is used again: fail-closed is not fail-forever
+    back = AuditSink(str(tmp_path / "back.log"), fail_closed=True)
+    back._failed(OSError("disk full"))
+    assert back.recently_failed() and not back.recently_failed(within=0.0)
+    assert back.write("after\n") and back.healthy
+    assert (tmp_path / "back.log").read_text() == "after\n"
