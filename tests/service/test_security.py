@@ -211,7 +211,10 @@ def test_probes_and_metrics_need_no_token_backends_does(secured: Running, tokens
     for path in ("/livez", "/readyz", "/metrics", "/openapi.json", "/docs"):
         assert httpx.get(secured.base_url + path).status_code == 200, path
     assert_problem(httpx.get(secured.base_url + "/v1/backends"), 401)
-    assert httpx.get(secured.base_url + "/v1/backends", headers=_auth(tokens.hash_only)).is_success
+    backends = httpx.get(secured.base_url + "/v1/backends", headers=_auth(tokens.hash_only))
+    assert backends.is_success
+    assert backends.json()["auth"]["mode"] == "tokens"
+    assert backends.json()["auth"]["warning"] is None
 
 
 def test_unknown_paths_need_a_token_too(secured: Running, tokens: Tokens) -> None:
@@ -649,6 +652,9 @@ def test_auth_disabled_is_loud(workdir: Path) -> None:
     LOGS.append(directory / "server.log")
     with running(directory, ARCHCRYPT_AUTH="disabled") as server:
         assert httpx.post(server.base_url + SEAL, json=_seal_body()).status_code == 200
+        auth = httpx.get(server.base_url + "/v1/backends").json()["auth"]
+    assert auth["mode"] == "disabled"
+    assert "AUTHENTICATION DISABLED" in auth["warning"]
     assert "AUTHENTICATION DISABLED" in (directory / "server.log").read_text()
 
 
