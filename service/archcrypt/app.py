@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio.to_thread
 from fastapi import FastAPI
@@ -16,7 +17,9 @@ from fastapi import FastAPI
 from . import __version__, benchmark, crypto
 from .api import ROUTERS
 from .api.deps import ServiceState
+from .api.docs import problem_openapi
 from .api.ecb import ECB_WARNING
+from .api.system import bench_router
 from .config import Settings
 from .errors import install_problem_handlers
 from .middleware import BodyLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
@@ -130,4 +133,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestIdMiddleware)
     for router in ROUTERS:
         app.include_router(router)
+    if settings.benchmark_null_route:
+        app.include_router(bench_router)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = problem_openapi(FastAPI.openapi(app))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app

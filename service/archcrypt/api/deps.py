@@ -10,7 +10,7 @@ import functools
 from collections.abc import AsyncIterable, Callable, Coroutine
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from fastapi import Depends, Request, Response
@@ -18,11 +18,11 @@ from fastapi.routing import APIRoute
 
 from .. import crypto
 from ..config import Settings
-from ..errors import NOT_READY, UNSUPPORTED_MEDIA_TYPE, ProblemError
+from ..errors import NOT_READY, ProblemError
 from ..metrics import Metrics
 from ..middleware import ContentTooLarge
+from .wire import body_kind
 
-P = ParamSpec("P")
 T = TypeVar("T")
 
 
@@ -59,18 +59,16 @@ class CryptoRunner:
             spent[0] += perf_counter() - start
 
     async def __call__(
-        self,
-        operation: str,
-        algorithm: str,
-        nbytes: int,
-        fn: Callable[P, T],
-        *args: P.args,
-        **kwargs: P.kwargs,
+        self, operation: str, algorithm: str, nbytes: int, call: Callable[[], T]
     ) -> T:
+        """`call()` (a facade call, written out at the call site) as operation `operation`
+        of `algorithm` on `nbytes` input bytes. Every crypto operation passes here once
+        (a batch once for all its items): the place for what each operation must do
+        whatever its route (metrics today; an audit line, a scope or budget check)."""
         outcome = "error"
         spent = [0.0]
         try:
-            result = await self._call(nbytes, functools.partial(fn, *args, **kwargs), spent)
+            result = await self._call(nbytes, call, spent)
             # mac_verify reports a mismatch as False rather than raising.
             outcome = "auth_failed" if result is False else "ok"
             return result
@@ -83,25 +81,31 @@ class CryptoRunner:
         finally:
             self.metrics.observe_operation(operation, algorithm, outcome, nbytes, spent[0])
 
-    async def hash_stream(self, algorithm: str, chunks: AsyncIterable[bytes]) -> bytes:
-        """Digest of a body fed chunk by chunk as it arrives: memory stays one chunk deep."""
-        hasher = crypto.Hash(algorithm)
+    async def stream(
+        self,
+        operation: str,
+        algorithm: str,
+        context: crypto.Hash | crypto.Hmac | crypto.Poly1305,
+        chunks: AsyncIterable[bytes],
+    ) -> bytes:
+        """`context.finalize()` after every chunk of a body went into `context.update` as it
+        arrived: memory stays one chunk deep (hash and MAC of an octet-stream body)."""
         nbytes = 0
-        busy = [0.0]  # time in the hash itself; waiting for the network is not the operation's
+        busy = [0.0]  # time in the kernel itself; waiting for the network is not the operation's
         outcome = "error"
         try:
             async for chunk in chunks:
                 if chunk:
-                    await self._call(len(chunk), functools.partial(hasher.update, chunk), busy)
+                    await self._call(len(chunk), functools.partial(context.update, chunk), busy)
                     nbytes += len(chunk)
-            digest = await self._call(0, hasher.finalize, busy)
+            result = await self._call(0, context.finalize, busy)
             outcome = "ok"
-            return digest
+            return result
         except ContentTooLarge:
             outcome = "invalid_input"
             raise
         finally:
-            self.metrics.observe_operation("hash", algorithm, outcome, nbytes, busy[0])
+            self.metrics.observe_operation(operation, algorithm, outcome, nbytes, busy[0])
 
 
 @dataclass
@@ -128,26 +132,20 @@ async def get_state(request: Request) -> ServiceState:
 State = Annotated[ServiceState, Depends(get_state)]
 
 
-async def get_runner(request: Request) -> CryptoRunner:
-    # Takes the request, not State: each level of dependency costs FastAPI a few microseconds.
+def settings_of(request: Request) -> Settings:
     state: ServiceState = request.app.state.archcrypt
-    # A kernel that failed its known answers must not produce output, readiness probe or not.
+    return state.settings
+
+
+def runner_of(request: Request) -> CryptoRunner:
+    """The runner of this app, once the startup self-test has passed: a kernel that failed
+    its known answers must not produce output, readiness probe or not. (A plain function
+    rather than a dependency: FastAPI's dependency solving costs more than a small
+    request's whole crypto call.)"""
+    state: ServiceState = request.app.state.archcrypt
     if not state.ready:
         raise ProblemError(NOT_READY, "The startup self-test has not passed; see /readyz.")
     return state.runner
-
-
-Runner = Annotated[CryptoRunner, Depends(get_runner)]
-
-
-def media_type(request: Request) -> str:
-    return request.headers.get("content-type", "").partition(";")[0].strip().lower()
-
-
-def is_json(media: str) -> bool:
-    return media == "application/json" or (
-        media.startswith("application/") and media.endswith("+json")
-    )
 
 
 class JsonBodyRoute(APIRoute):
@@ -158,10 +156,7 @@ class JsonBodyRoute(APIRoute):
         handler = super().get_route_handler()
 
         async def json_only(request: Request) -> Response:
-            if not is_json(media_type(request)):
-                raise ProblemError(
-                    UNSUPPORTED_MEDIA_TYPE, "This route takes Content-Type application/json."
-                )
+            body_kind(request, binary=False)  # 415 unless JSON
             return await handler(request)
 
         return json_only

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from .. import crypto
 from ..errors import NOT_READY, ProblemError
 from ..metrics import CONTENT_TYPE
 from .common import ResponseModel
 from .deps import State
+from .wire import octet_response, read_body
 
 router = APIRouter(tags=["system"])
 
@@ -93,3 +94,13 @@ async def readyz(state: State) -> Status:
 async def metrics(state: State) -> Response:
     """Prometheus text exposition."""
     return Response(state.metrics.render(), media_type=CONTENT_TYPE)
+
+
+bench_router = APIRouter(tags=["system"], include_in_schema=False)
+
+
+@bench_router.post("/v1/bench/null")
+async def null(request: Request) -> Response:
+    """The body back, through the same middleware and body reading as every binary route:
+    the ceiling a binary crypto route can reach (ARCHCRYPT_BENCHMARK_NULL_ROUTE only)."""
+    return octet_response(await read_body(request))

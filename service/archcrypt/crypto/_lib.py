@@ -8,6 +8,7 @@ inputs go in zero-copy through ffi.from_buffer and stay referenced for the call.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any, Final, NoReturn, TypeAlias
 
 from . import errors
@@ -45,6 +46,28 @@ _STATUS_ERRORS: Final[dict[int, type[Exception]]] = {
 _new_uninitialised: Final[Any] = ffi.new_allocator(should_clear_after_alloc=False)
 
 _ready = False
+
+
+class _Scratch(threading.local):
+    """A per-thread output buffer for the fixed, small, public outputs (digests and tags):
+    one allocation per thread instead of one per call. Per thread because cffi drops the
+    GIL inside C, so another thread may run the same function meanwhile."""
+
+    def __init__(self) -> None:
+        self.buffer = _new_uninitialised("char[]", SCRATCH_SIZE)
+
+
+SCRATCH_SIZE: Final = 64  # the largest digest (SHA-512) and tag
+_scratch: Final = _Scratch()
+
+
+def scratch() -> Any:
+    """This thread's SCRATCH_SIZE-byte output buffer (contents are whatever C left there)."""
+    return _scratch.buffer
+
+
+def ready() -> bool:
+    return _ready
 
 
 def cstr(pointer: Any) -> str:
@@ -91,6 +114,14 @@ def check(status: int, context: str, *, explained: bool = False) -> None:
         raise_status(status, context, explained=explained)
 
 
+def arg(data: BytesLike, name: str) -> Any:
+    """What a `const uint8_t *` parameter takes: bytes as they are (cffi passes their
+    storage), any other contiguous buffer through a zero-copy view."""
+    if type(data) is bytes:
+        return data
+    return view(data, name)[0]
+
+
 def view(data: BytesLike, name: str) -> tuple[Any, int]:
     """Zero-copy `uint8_t[]` over a bytes-like object and its size in bytes."""
     try:
@@ -117,8 +148,12 @@ def output(size: int) -> Any:
     return _new_uninitialised("char[]", size)
 
 
-def to_bytes(cdata: Any, size: int) -> bytes:
-    return bytes(ffi.unpack(cdata, size))
+# ffi.unpack of a char[] is bytes: the one copy out of C memory.
+to_bytes: Final[Callable[[Any, int], bytes]] = ffi.unpack
+
+
+def length_error(name: str, expected: int, got: int) -> errors.InvalidInputError:
+    return errors.InvalidInputError(f"{name} must be {expected} bytes, got {got}")
 
 
 def require_gc(pointer: Any, destructor: Any, what: str) -> Any:
