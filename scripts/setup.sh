@@ -13,7 +13,7 @@ VENV=${VENV:-.venv}
 # trees of tests/cross/test_foreign_python.py), and for the metrics tests a real Prometheus
 # (prometheus and promtool; the tests start their own server on loopback). For the image
 # tests (tests/images): buildah and podman with runc (no Docker engine), debootstrap for the
-# local base image. Only what is missing is installed.
+# local base image. wrk drives `make bench-service`. Only what is missing is installed.
 debian_packages=(
     build-essential make
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross
@@ -23,6 +23,7 @@ debian_packages=(
     debootstrap
     prometheus
     buildah podman runc containernetworking-plugins
+    wrk
 )
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -61,7 +62,7 @@ stamp="$VENV/.archcrypt-installed"
 if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" || setup.py -nt "$stamp" ]]; then
     echo "setup: installing archcrypt and its test dependencies into $VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q -e '.[test]'
+    "$VENV/bin/python" -m pip install -q -e '.[test,bench]'
     touch "$stamp"
 else
     # Editable install: Python changes are live; bring the C library and the cffi
