@@ -103,6 +103,40 @@ def test_offload_threshold_zero_runs_everything_in_threads() -> None:
         assert response.json()["digest"] == "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
 
 
+def test_null_route_only_when_enabled_and_never_in_the_schema() -> None:
+    settings = Settings(benchmark_null_route=True, benchmark_enabled=False)
+    with serving(create_app(settings)) as client:
+        body = bytes(range(256)) * 300
+        response = client.post(
+            "/v1/bench/null", content=body, headers={"content-type": "application/octet-stream"}
+        )
+        assert response.status_code == 200
+        assert response.content == body
+        assert response.headers["content-type"] == "application/octet-stream"
+        assert "/v1/bench/null" not in client.get("/openapi.json").json()["paths"]
+    assert Settings().benchmark_null_route is False
+
+
+def test_binary_seal_and_open_run_in_threads_too() -> None:
+    # the octet-stream path through the worker thread: answers equal to pyca's
+    from .helpers import reference_seal
+
+    settings = Settings(offload_threshold_bytes=0, benchmark_enabled=False)
+    key, nonce = bytes(range(32)), bytes(12)
+    headers = {
+        "content-type": "application/octet-stream",
+        "archcrypt-key": b64(key),
+        "archcrypt-nonce": b64(nonce),
+    }
+    with serving(create_app(settings)) as client:
+        sealed = client.post("/v1/aead/chacha20-poly1305/seal", content=b"abc", headers=headers)
+        assert sealed.content == reference_seal("chacha20-poly1305", key, nonce, b"abc", b"")
+        opened = client.post(
+            "/v1/aead/chacha20-poly1305/open", content=sealed.content, headers=headers
+        )
+        assert opened.content == b"abc"
+
+
 def test_route_enums_match_the_facade() -> None:
     assert get_args(aead.AeadAlgorithm) == crypto.AEAD_ALGORITHMS
     assert get_args(mac.MacAlgorithm) == crypto.MAC_ALGORITHMS
