@@ -591,7 +591,10 @@ def report(runs: list[Run], meta: dict[str, object]) -> str:
         "run as `uvicorn plain_app:app` (httptools, uvloop) with the access log off, as "
         "archcrypt's is by default.",
         "- Cells: requests per second, payload MB/s (request data bytes x req/s), p50 / p99 "
-        "latency in ms; *ratio* = archcrypt req/s / plain req/s (above 1 archcrypt is faster).",
+        "latency in ms; *ratio* = archcrypt req/s / plain req/s (above 1 archcrypt is faster). "
+        "*per CPU* = the same ratio of requests per CPU-second the server process(es) used "
+        "(from /proc): what a request costs, whatever share of the cores the scheduler gave "
+        "each server; on a shared machine it is the steadier figure.",
         "",
     ]
     for group, title in (
@@ -619,7 +622,8 @@ def report(runs: list[Run], meta: dict[str, object]) -> str:
                 )
                 lines.append(
                     f"| {route} | {label(size)} | {ours.requests_per_second:,.0f} | "
-                    f"{_rps(plain)} | {ratio} | {ours.payload_mb_per_second:,.1f} | "
+                    f"{_rps(plain)} | {ratio} | {_per_cpu(ours, plain)} | "
+                    f"{ours.payload_mb_per_second:,.1f} | "
                     f"{_mbs(plain)} | {_lat(ours)} | {_lat(plain)} |"
                 )
         lines.append("")
@@ -687,6 +691,13 @@ def _null_share(by: dict[tuple[str, int, str, str, int], Run]) -> str:
                     f"{100 * ours.requests_per_second / null.requests_per_second:.0f}%"
                 )
     return "Binary seal and open as a share of the null route's req/s: " + ", ".join(parts) + "."
+
+
+def _per_cpu(ours: Run, plain: Run | None) -> str:
+    if plain is None or not (ours.server_cores and plain.server_cores):
+        return "-"
+    ours_per_cpu = ours.requests_per_second / ours.server_cores
+    return f"{ours_per_cpu / (plain.requests_per_second / plain.server_cores):.2f}"
 
 
 def _fmt(value: float) -> str:

@@ -6,6 +6,7 @@ failing route or replace crypto.self_test before startup.
 
 from __future__ import annotations
 
+import base64
 import threading
 import time
 from collections.abc import Iterator
@@ -167,3 +168,21 @@ def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.access_log is True
     assert settings.max_stream_bytes == 0
     assert settings.offload_threshold_bytes == 64 * 1024
+
+
+def test_base64_canonical_check_agrees_with_the_standard_library_on_every_tail() -> None:
+    # every padded final quantum: canonical exactly when the stdlib re-encodes it unchanged
+    from itertools import product
+
+    from archcrypt.api.wire import b64decode
+
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    tails = [a + b + "==" for a, b in product(alphabet, repeat=2)]
+    tails += [a + b + c + "=" for a, b, c in product(alphabet[::3], alphabet, alphabet)]
+    for tail in tails:
+        canonical = base64.b64encode(base64.b64decode(tail)).decode() == tail
+        try:
+            accepted = b64decode("QUJD" + tail) == base64.b64decode("QUJD" + tail)
+        except ValueError:
+            accepted = False
+        assert accepted == canonical, tail

@@ -55,17 +55,26 @@ BASE64_MESSAGE: Final = (
 # ---- base64 ------------------------------------------------------------------------------
 
 
+# The base64 digits whose value has zero low bits: the only ones that may precede "==" (4
+# low bits unused) or "=" (2 low bits unused) in the canonical spelling.
+_BEFORE_TWO_PADS: Final = frozenset(b"AQgw")
+_BEFORE_ONE_PAD: Final = frozenset(b"AEIMQUYcgkosw048")
+
+
 def b64decode(value: str | bytes) -> bytes:
     """Strict standard base64 (alphabet and padding checked, only the canonical spelling);
-    binascii.Error otherwise. pybase64 decodes with SIMD where the CPU has it."""
+    ValueError (binascii.Error) otherwise. pybase64 decodes with SIMD where the CPU has it."""
     decoded = pybase64.b64decode(value, validate=True)
     # The decoder ignores set bits after the last byte ("QR==" decodes like "QQ=="); only a
-    # padded final quantum can carry them, so re-encoding it is the whole canonicity check.
-    if value and value[-1] in ("=", 61):
-        tail = value[-4:]
-        if isinstance(tail, str):
-            tail = tail.encode("ascii")
-        if pybase64.b64encode(pybase64.b64decode(tail)) != tail:
+    # padded final quantum can carry them, so one look at the digit before the padding is
+    # the whole canonicity check (the decoder has already vetted alphabet and padding).
+    if decoded and len(decoded) % 3:
+        raw = value.encode("ascii") if isinstance(value, str) else value
+        if len(decoded) % 3 == 1:
+            canonical = raw[-3] in _BEFORE_TWO_PADS
+        else:
+            canonical = raw[-2] in _BEFORE_ONE_PAD
+        if not canonical:
             raise ValueError("non-canonical base64")
     return decoded
 

@@ -45,8 +45,6 @@ _STATUS_ERRORS: Final[dict[int, type[Exception]]] = {
 # Outputs are overwritten in full by C before Python sees them: skip ffi.new's memset.
 _new_uninitialised: Final[Any] = ffi.new_allocator(should_clear_after_alloc=False)
 
-_ready = False
-
 
 class _Scratch(threading.local):
     """A per-thread output buffer for the fixed, small, public outputs (digests and tags):
@@ -58,16 +56,23 @@ class _Scratch(threading.local):
 
 
 SCRATCH_SIZE: Final = 64  # the largest digest (SHA-512) and tag
-_scratch: Final = _Scratch()
+# `scratch.buffer`: this thread's SCRATCH_SIZE-byte output buffer (attribute access, not a
+# call: the hot paths read it once per call).
+scratch: Final = _Scratch()
+# `allocate("char[]", n)`: an output buffer C overwrites in full (no memset); output() named.
+allocate: Final[Any] = _new_uninitialised
 
 
-def scratch() -> Any:
-    """This thread's SCRATCH_SIZE-byte output buffer (contents are whatever C left there)."""
-    return _scratch.buffer
+class _State:
+    """`state.ready`: init() has succeeded (one attribute read per call in the hot paths)."""
+
+    __slots__ = ("ready",)
+
+    def __init__(self) -> None:
+        self.ready = False
 
 
-def ready() -> bool:
-    return _ready
+state: Final = _State()
 
 
 def cstr(pointer: Any) -> str:
@@ -87,13 +92,12 @@ def last_error() -> str:
 
 def init() -> None:
     """Initialise the native library once; ConfigurationError carries its message."""
-    global _ready
-    if _ready:
+    if state.ready:
         return
     status = int(lib.archcrypt_init())
     if status != OK:
         raise errors.ConfigurationError(last_error() or status_message(status))
-    _ready = True
+    state.ready = True
 
 
 def raise_status(status: int, context: str, *, explained: bool = False) -> NoReturn:

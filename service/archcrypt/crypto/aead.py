@@ -9,13 +9,14 @@ from typing import Any, Final
 from . import errors
 from ._lib import (
     BytesLike,
+    allocate,
     arg,
     init,
     length_error,
     lib,
     output,
     raise_status,
-    ready,
+    state,
     to_bytes,
     view,
     view_exact,
@@ -85,7 +86,7 @@ def aead_seal(
     if entry is None:
         raise _unknown(algorithm)
     seal, _, nonce_size = entry
-    if not ready():
+    if not state.ready:
         init()
     if type(key) is not bytes:
         key = arg(key, "key")
@@ -101,7 +102,7 @@ def aead_seal(
         aad = arg(aad, "aad")
     pt_len = len(plaintext)
     size = pt_len + AEAD_TAG_SIZE
-    out = output(size)
+    out = allocate("char[]", size)
     status = seal(out, plaintext, pt_len, aad, len(aad), key, nonce)
     if status:
         raise_status(status, f"{algorithm} seal")
@@ -116,7 +117,7 @@ def aead_open(
     if entry is None:
         raise _unknown(algorithm)
     _, open_, nonce_size = entry
-    if not ready():
+    if not state.ready:
         init()
     if type(key) is not bytes:
         key = arg(key, "key")
@@ -136,7 +137,7 @@ def aead_open(
             f"ciphertext must include the {AEAD_TAG_SIZE}-byte tag, got {ct_len} bytes"
         )
     size = ct_len - AEAD_TAG_SIZE
-    out = output(size)
+    out = allocate("char[]", size)
     status = open_(out, ciphertext, ct_len, aad, len(aad), key, nonce)
     if status:
         if status == _AUTHENTICATION:

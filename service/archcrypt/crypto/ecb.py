@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from . import errors
-from ._lib import BytesLike, arg, init, lib, output, raise_status, require_gc, to_bytes, view
+from ._lib import BytesLike, allocate, arg, init, lib, raise_status, require_gc, to_bytes, view
 
 __all__ = [
     "CAMELLIA_BLOCK_SIZE",
@@ -52,7 +52,7 @@ class Camellia:
             raise errors.InvalidInputError(
                 f"data must be a multiple of {CAMELLIA_BLOCK_SIZE} bytes, got {length}"
             )
-        out = output(length)
+        out = allocate("char[]", length)
         status = function(self._key, out, data, length)
         if status:
             raise_status(status, what)

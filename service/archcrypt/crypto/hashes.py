@@ -17,9 +17,9 @@ from ._lib import (
     lib,
     output,
     raise_status,
-    ready,
     require_gc,
     scratch,
+    state,
     to_bytes,
     view,
 )
@@ -78,12 +78,12 @@ def digest(algorithm: str, data: BytesLike) -> bytes:
     if entry is None:
         raise _unknown(algorithm)
     hid, size = entry
-    if not ready():
+    if not state.ready:
         init()
     if type(data) is not bytes:
         data = arg(data, "data")
     # The digest is public: C writes it to this thread's scratch buffer, copied out once.
-    out = scratch()
+    out = scratch.buffer
     status = _hash(hid, out, data, len(data))
     if status:
         raise_status(status, algorithm)

@@ -15,9 +15,9 @@ from ._lib import (
     length_error,
     lib,
     raise_status,
-    ready,
     require_gc,
     scratch,
+    state,
     to_bytes,
     view,
     view_exact,
@@ -62,14 +62,14 @@ def tag_size(algorithm: str) -> int:
 
 def mac(algorithm: str, key: BytesLike, data: BytesLike) -> bytes:
     """One-shot tag. Poly1305 takes a 32-byte one-time key; HMAC keys have any length."""
-    if not ready():
+    if not state.ready:
         init()
     if type(key) is not bytes:
         key = arg(key, "key")
     if type(data) is not bytes:
         data = arg(data, "data")
     # Tags are sent to the peer, not secret: C writes them to this thread's scratch buffer.
-    out = scratch()
+    out = scratch.buffer
     if algorithm == "poly1305":
         if len(key) != POLY1305_KEY_SIZE:
             raise length_error("key", POLY1305_KEY_SIZE, len(key))
@@ -89,7 +89,7 @@ def mac(algorithm: str, key: BytesLike, data: BytesLike) -> bytes:
 def mac_verify(algorithm: str, key: BytesLike, data: BytesLike, tag: BytesLike) -> bool:
     """Constant-time (in C) check of a full-length tag; a tag of another length is an error."""
     size = tag_size(algorithm)
-    if not ready():
+    if not state.ready:
         init()
     if type(tag) is not bytes:
         tag = arg(tag, "tag")
