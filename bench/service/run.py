@@ -513,7 +513,15 @@ def main() -> int:
     parser.add_argument("--write", type=Path, help="rewrite this file's service section")
     parser.add_argument("--json", type=Path, help="also write every run here")
     parser.add_argument("--command", default="make bench-service", help="for the report")
+    parser.add_argument("--from-json", type=Path, help="only render the report of a --json file")
     args = parser.parse_args()
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        text = report([Run(**r) for r in saved["runs"]], saved["meta"])
+        print(text)
+        if args.write:
+            write_section(args.write, text)
+        return 0
     if shutil.which("wrk") is None:
         raise SystemExit(
             "bench-service: wrk not found (Debian package wrk; scripts/setup.sh "
@@ -604,9 +612,9 @@ def report(runs: list[Run], meta: dict[str, object]) -> str:
         lines += [
             f"### {title}",
             "",
-            "| route | size | archcrypt req/s | plain req/s | **ratio** | archcrypt MB/s "
+            "| route | size | archcrypt req/s | plain req/s | **ratio** | per CPU | archcrypt MB/s "
             "| plain MB/s | archcrypt p50 / p99 | plain p50 / p99 |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
         ]
         routes = dict.fromkeys(r.route for r in runs if r.group == group and r.workers == 1)
         for route in routes:

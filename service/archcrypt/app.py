@@ -22,7 +22,7 @@ from .api.ecb import ECB_WARNING
 from .api.system import bench_router
 from .config import Settings
 from .errors import install_problem_handlers
-from .middleware import BodyLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
+from .middleware import BodyLimitMiddleware, RequestMiddleware
 from .scheduler import BackgroundBenchmark
 
 logger = logging.getLogger("archcrypt")
@@ -123,14 +123,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Symmetric crypto on hand-tuned C kernels. JSON carries bytes as standard base64.",
         openapi_tags=_TAGS,
         lifespan=lifespan,
+        # archcrypt's telemetry is its Prometheus metrics and its own logs. FastAPI's
+        # OpenTelemetry bridge, left on, asks OpenTelemetry for its providers on every
+        # request (environment look-ups included) even when none is configured.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.archcrypt = state
     install_problem_handlers(app)
     # add_middleware wraps: the last one added runs first. The request id must exist before
     # anything can fail, and the metrics must see the body limit's 413s.
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
-    app.add_middleware(MetricsMiddleware, metrics=state.metrics)
-    app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(RequestMiddleware, metrics=state.metrics)
     for router in ROUTERS:
         app.include_router(router)
     if settings.benchmark_null_route:

@@ -24,7 +24,7 @@ from .common import (
     exact_length,
     require_length,
 )
-from .deps import runner_of
+from .deps import OperationRoute, runner_of
 from .docs import ItemError, json_body_docs, operation_docs
 from .wire import (
     b64encode,
@@ -50,7 +50,7 @@ Sealed = Annotated[
     Field(description="Encrypted bytes followed by the 16-byte tag."),
 ]
 
-router = APIRouter(prefix="/v1/aead", tags=["aead"])
+router = APIRouter(prefix="/v1/aead", tags=["aead"], route_class=OperationRoute)
 
 
 class SealRequest(RequestModel):

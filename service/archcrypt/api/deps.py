@@ -14,6 +14,7 @@ from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from fastapi import Depends, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
 from .. import crypto
@@ -160,3 +161,51 @@ class JsonBodyRoute(APIRoute):
             return await handler(request)
 
         return json_only
+
+
+class OperationRoute(APIRoute):
+    """The route class of the crypto operations: `endpoint(request, <path parameters>)`,
+    without FastAPI's dependency solving.
+
+    Operation endpoints read their own bodies (JSON or octet-stream, parsed once from the
+    raw bytes) and return a Response, so all FastAPI would do per request is validate
+    the path parameters through its general machinery, which costs a small request about
+    as much as its whole endpoint. Here each path parameter goes through its own pydantic
+    field (the same validation, the same errors, so an unknown algorithm is still a 404),
+    and the signature still documents the route in /openapi.json.
+
+    A route of this class takes no other parameters: the constructor refuses dependencies,
+    query, header, cookie or body parameters, so that one can never be skipped silently.
+    Per-operation checks (scopes, audit, budgets) belong in CryptoRunner, which every
+    operation passes, or in pure ASGI middleware.
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        dependant = self.dependant
+        extra = (
+            dependant.dependencies
+            or dependant.query_params
+            or dependant.header_params
+            or dependant.cookie_params
+            or dependant.body_params
+        )
+        if extra or dependant.request_param_name != "request":
+            raise TypeError(
+                f"{self.path}: an OperationRoute endpoint takes `request: Request` and path "
+                "parameters only (its dependencies would not run)"
+            )
+        endpoint = self.endpoint
+        fields = tuple((field, ("path", field.alias)) for field in dependant.path_params)
+
+        async def handler(request: Request) -> Response:
+            values = request.scope["path_params"]
+            arguments: dict[str, Any] = {}
+            for param, loc in fields:
+                value, errors = param.validate(values.get(param.alias), {}, loc=loc)
+                if errors:
+                    raise RequestValidationError(errors)
+                arguments[param.name] = value
+            response: Response = await endpoint(request=request, **arguments)
+            return response
+
+        return handler

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from .. import crypto
 from .common import Base64In, Base64Out, RequestModel, ResponseModel, checked
-from .deps import runner_of
+from .deps import OperationRoute, runner_of
 from .docs import ItemError, json_body_docs, operation_docs
 from .wire import (
     b64encode,
@@ -34,7 +34,7 @@ ECB_WARNING = (
     "for benchmarking; for anything new use /v1/aead."
 )
 
-router = APIRouter(prefix="/v1/ecb", tags=["ecb"])
+router = APIRouter(prefix="/v1/ecb", tags=["ecb"], route_class=OperationRoute)
 
 _KEY_MESSAGE = "must be 16, 24 or 32 bytes"
 _BLOCKS_MESSAGE = "must be a multiple of 16 bytes"

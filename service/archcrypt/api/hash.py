@@ -9,13 +9,13 @@ from fastapi import APIRouter, Path, Request, Response
 from .. import crypto
 from ..middleware import set_body_limit
 from .common import Base64In, Base64Out, RequestModel, ResponseModel
-from .deps import runner_of, settings_of
+from .deps import OperationRoute, runner_of, settings_of
 from .docs import operation_docs
 from .wire import b64encode, body_kind, json_response, parse_json, read_body
 
 HashAlgorithm = Literal["sha224", "sha256", "sha384", "sha512"]
 
-router = APIRouter(prefix="/v1/hash", tags=["hash"])
+router = APIRouter(prefix="/v1/hash", tags=["hash"], route_class=OperationRoute)
 
 
 class HashRequest(RequestModel):

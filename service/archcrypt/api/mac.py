@@ -16,7 +16,7 @@ from pydantic import Field
 from .. import crypto
 from ..middleware import set_body_limit
 from .common import Base64In, Base64Out, Loc, RequestModel, ResponseModel, require_length
-from .deps import runner_of, settings_of
+from .deps import OperationRoute, runner_of, settings_of
 from .docs import ItemError, json_body_docs, operation_docs
 from .wire import (
     b64encode,
@@ -36,7 +36,7 @@ Key = Annotated[
     Field(description="poly1305: a 32-byte one-time key, never used twice. HMAC: any length."),
 ]
 
-router = APIRouter(prefix="/v1/mac", tags=["mac"])
+router = APIRouter(prefix="/v1/mac", tags=["mac"], route_class=OperationRoute)
 
 
 class MacRequest(RequestModel):

@@ -23,7 +23,7 @@ from typing import Any, Final, Generic, Literal, Protocol, TypeVar, overload
 import pybase64
 from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic_core import PydanticCustomError
 
 from .. import crypto
@@ -329,28 +329,54 @@ class Batch(Generic[M]):
     nbytes: int
 
 
-def validate_items(
-    items: Sequence[Any], model: type[M], size: Callable[[M], int], limits: BatchLimits
+_ENVELOPES: Final[dict[type[BaseModel], type[BaseModel]]] = {}
+
+
+def _envelope(model: type[M]) -> type[BaseModel]:
+    """`{"items": list[model]}`, made once per item model."""
+    envelope = _ENVELOPES.get(model)
+    if envelope is None:
+        envelope = _ENVELOPES[model] = create_model(
+            f"{model.__name__}Items",
+            __config__=ConfigDict(extra="forbid", frozen=True),
+            items=(list[model], ...),  # type: ignore[valid-type]
+        )
+    return envelope
+
+
+def validate_batch(
+    raw: bytes, model: type[M], size: Callable[[M], int], limits: BatchLimits
 ) -> Batch[M]:
-    """Every item through `model` (a failed one becomes its problem, located within the
-    item: its place in the answer says which one it is); 413 when the decoded bytes add
-    up to more than the batch limit."""
-    validated: list[M | bytes] = []
-    total = 0
-    for item in items:
-        try:
-            value = model.model_validate(item)
-        except ValidationError as exc:
-            validated.append(_error_json(_validation_problem(_errors(exc))))
-            continue
-        total += size(value)
-        validated.append(value)
+    """The items of a batch body as `model`s, counted before anything is parsed; an item
+    that fails validation becomes its problem (located within the item: its place in the
+    answer says which one it is); 413 when the decoded bytes add up to more than the batch
+    limit.
+
+    The common case, every item valid, is one pydantic-core pass over the raw JSON; only
+    a batch with a failed item is parsed again, as JSON values validated one by one."""
+    count_items(raw, limits)
+    try:
+        items: list[M | bytes] = list(_envelope(model).model_validate_json(raw).items)  # type: ignore[attr-defined]
+    except ValidationError:
+        items = [_validated(item, model) for item in parse_batch(raw, limits)]
+    if len(items) > limits.max_items:
+        raise validation_error(
+            ("body", "items"), "too_long", f"at most {limits.max_items} items, got {len(items)}"
+        )
+    total = sum(size(item) for item in items if not isinstance(item, bytes))
     if total > limits.max_bytes:
         raise ProblemError(
             CONTENT_TOO_LARGE,
             f"the items add up to {total} bytes; the batch limit is {limits.max_bytes}",
         )
-    return Batch(validated, total)
+    return Batch(items, total)
+
+
+def _validated(item: Any, model: type[M]) -> M | bytes:
+    try:
+        return model.model_validate(item)
+    except ValidationError as exc:
+        return _error_json(_validation_problem(_errors(exc)))
 
 
 def answer_items(batch: Batch[M], handle: Callable[[M], bytes]) -> bytes:
@@ -394,8 +420,7 @@ async def run_batch(
     one operation of the runner (one metrics sample, one offload decision for the batch)."""
     body_kind(request, binary=False)
     limits = BatchLimits.of(request.app.state.archcrypt.settings, fields_per_item=fields)
-    items = parse_batch(await read_body(request, limits.body_limit()), limits)
-    batch = validate_items(items, model, size, limits)
+    batch = validate_batch(await read_body(request, limits.body_limit()), model, size, limits)
     answer = await runner(operation, algorithm, batch.nbytes, lambda: answer_items(batch, handle))
     return json_response(answer)
 
