@@ -186,3 +186,27 @@ def test_base64_canonical_check_agrees_with_the_standard_library_on_every_tail()
         except ValueError:
             accepted = False
         assert accepted == canonical, tail
+
+
+def test_operation_routes_refuse_parameters_they_would_not_resolve() -> None:
+    # an OperationRoute skips dependency solving, so a dependency must fail loudly at
+    # definition time rather than never run
+    from fastapi import APIRouter, Depends, Request, Response
+
+    from archcrypt.api.deps import OperationRoute
+
+    async def scope_check() -> None:
+        raise AssertionError("never called")
+
+    router = APIRouter(route_class=OperationRoute)
+    with pytest.raises(TypeError, match="dependencies would not run"):
+
+        @router.post("/x/{name}", dependencies=[Depends(scope_check)])
+        async def guarded(name: str, request: Request) -> Response:
+            return Response()
+
+    with pytest.raises(TypeError, match="path parameters only"):
+
+        @router.post("/y")
+        async def with_query(limit: int, request: Request) -> Response:
+            return Response()
