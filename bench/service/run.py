@@ -408,6 +408,9 @@ def wrk(
         f"-c{args.connections}",
         f"-d{args.duration}s",
         "--latency",
+        # a 1 MiB request on a loaded machine can take seconds: slow is measured, not an error
+        "--timeout",
+        "10s",
         "-s",
         str(LUA),
         server.url(path),
@@ -552,7 +555,7 @@ def main() -> int:
         "command": args.command,
         "date": started,
         "took_s": round(time.monotonic() - progress.started),
-        "wrk": f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s",
+        "wrk": f"wrk -t{args.threads} -c{args.connections} -d{args.duration:g}s --timeout 10s",
         "load_before": " ".join(load_before),
         "load_after": " ".join(load_after),
         "tree": _git("rev-parse", "--short", "HEAD"),
