@@ -176,6 +176,11 @@ int archcrypt_camellia_ecb_encrypt(const archcrypt_camellia_key *key, uint8_t *o
 int archcrypt_camellia_ecb_decrypt(const archcrypt_camellia_key *key, uint8_t *out,
                                    const uint8_t *in, size_t len);
 
+/* ---- memory ------------------------------------------------------------ */
+
+/* Zero len bytes at buf in a way the compiler cannot drop (for buffers a binding reuses). */
+void archcrypt_wipe(void *buf, size_t len);
+
 /* ---- measurement -------------------------------------------------------- */
 
 /* Core clock in Hz, measured by timing a chain of dependent single-cycle adds

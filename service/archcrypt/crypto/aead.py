@@ -8,9 +8,11 @@ from typing import Any, Final
 
 from . import errors
 from ._lib import (
+    REUSED_MIN,
     BytesLike,
     allocate,
     arg,
+    bulk_output,
     init,
     length_error,
     lib,
@@ -20,6 +22,7 @@ from ._lib import (
     to_bytes,
     view,
     view_exact,
+    wipe_reused,
 )
 
 __all__ = [
@@ -102,7 +105,7 @@ def aead_seal(
         aad = arg(aad, "aad")
     pt_len = len(plaintext)
     size = pt_len + AEAD_TAG_SIZE
-    out = allocate("char[]", size)
+    out = allocate("char[]", size) if size < REUSED_MIN else bulk_output(size)
     status = seal(out, plaintext, pt_len, aad, len(aad), key, nonce)
     if status:
         raise_status(status, f"{algorithm} seal")
@@ -137,13 +140,16 @@ def aead_open(
             f"ciphertext must include the {AEAD_TAG_SIZE}-byte tag, got {ct_len} bytes"
         )
     size = ct_len - AEAD_TAG_SIZE
-    out = allocate("char[]", size)
+    out = allocate("char[]", size) if size < REUSED_MIN else bulk_output(size)
     status = open_(out, ciphertext, ct_len, aad, len(aad), key, nonce)
     if status:
+        # C has wiped the output already
         if status == _AUTHENTICATION:
             raise errors.AuthenticationError(f"{algorithm} open: authentication failed")
         raise_status(status, f"{algorithm} open")
-    return to_bytes(out, size)
+    plaintext = to_bytes(out, size)
+    wipe_reused(out, size)
+    return plaintext
 
 
 def chacha20_xor(key: BytesLike, nonce12: BytesLike, data: BytesLike, counter: int = 0) -> bytes:

@@ -5,7 +5,20 @@ from __future__ import annotations
 from typing import Any, Final
 
 from . import errors
-from ._lib import BytesLike, allocate, arg, init, lib, raise_status, require_gc, to_bytes, view
+from ._lib import (
+    REUSED_MIN,
+    BytesLike,
+    allocate,
+    arg,
+    bulk_output,
+    init,
+    lib,
+    raise_status,
+    require_gc,
+    to_bytes,
+    view,
+    wipe_reused,
+)
 
 __all__ = [
     "CAMELLIA_BLOCK_SIZE",
@@ -52,11 +65,13 @@ class Camellia:
             raise errors.InvalidInputError(
                 f"data must be a multiple of {CAMELLIA_BLOCK_SIZE} bytes, got {length}"
             )
-        out = allocate("char[]", length)
+        out = allocate("char[]", length) if length < REUSED_MIN else bulk_output(length)
         status = function(self._key, out, data, length)
         if status:
             raise_status(status, what)
-        return to_bytes(out, length)
+        result = to_bytes(out, length)
+        wipe_reused(out, length)  # one of the two directions is a plaintext
+        return result
 
     def encrypt_ecb(self, data: BytesLike) -> bytes:
         """Encrypt whole 16-byte blocks independently."""
