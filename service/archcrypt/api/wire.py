@@ -9,8 +9,9 @@
 - Batches: `{"items": [...]}` counted before anything is decoded, each item validated and
   run on its own, each answered with its result or `{"error": <problem>}`.
 
-Other routers (named keys) reuse `parse_json`, `octet_response`, `json_response` and
-`run_batch`.
+Other routers (named keys) reuse them: `parse_json` (a request model from the raw body),
+`header_bytes`, `octet_response` / `json_response` (bytes already serialized), and
+`run_batch` (a whole batch route: limits, counting, per-item problems).
 """
 
 from __future__ import annotations
@@ -203,19 +204,6 @@ def json_response(body: bytes) -> Response:
 
 def octet_response(data: bytes, headers: Mapping[str, str] | None = None) -> Response:
     return RawResponse(data, OCTET_STREAM, headers)
-
-
-def json_object(**fields: bytes) -> bytes:
-    """`{"name": "<base64>", ...}` from raw byte values: the one serialization of a result.
-    Base64 needs no JSON escaping, so the bytes are joined, not encoded twice."""
-    return (
-        b"{"
-        + b",".join(
-            b'"%s":"%s"' % (name.encode("ascii"), b64encode(value))
-            for name, value in fields.items()
-        )
-        + b"}"
-    )
 
 
 # ---- problems as values (batch items) ----------------------------------------------------
