@@ -57,24 +57,30 @@ BASE64_MESSAGE: Final = (
 
 
 # The base64 digits whose value has zero low bits: the only ones that may precede "==" (4
-# low bits unused) or "=" (2 low bits unused) in the canonical spelling.
-_BEFORE_TWO_PADS: Final = frozenset(b"AQgw")
-_BEFORE_ONE_PAD: Final = frozenset(b"AEIMQUYcgkosw048")
+# low bits unused) or "=" (2 low bits unused) in the canonical spelling; as str and as bytes
+# (JSON fields are str, headers bytes).
+_BEFORE_TWO_PADS: Final = frozenset("AQgw")
+_BEFORE_ONE_PAD: Final = frozenset("AEIMQUYcgkosw048")
+_BEFORE_TWO_PADS_B: Final = frozenset(b"AQgw")
+_BEFORE_ONE_PAD_B: Final = frozenset(b"AEIMQUYcgkosw048")
+_decode: Final = pybase64.b64decode
 
 
 def b64decode(value: str | bytes) -> bytes:
     """Strict standard base64 (alphabet and padding checked, only the canonical spelling);
     ValueError (binascii.Error) otherwise. pybase64 decodes with SIMD where the CPU has it."""
-    decoded = pybase64.b64decode(value, validate=True)
+    decoded: bytes = _decode(value, validate=True)
     # The decoder ignores set bits after the last byte ("QR==" decodes like "QQ=="); only a
     # padded final quantum can carry them, so one look at the digit before the padding is
     # the whole canonicity check (the decoder has already vetted alphabet and padding).
-    if decoded and len(decoded) % 3:
-        raw = value.encode("ascii") if isinstance(value, str) else value
-        if len(decoded) % 3 == 1:
-            canonical = raw[-3] in _BEFORE_TWO_PADS
+    tail = len(decoded) % 3
+    if tail:
+        if isinstance(value, str):
+            canonical = value[-3] in _BEFORE_TWO_PADS if tail == 1 else value[-2] in _BEFORE_ONE_PAD
+        elif tail == 1:
+            canonical = value[-3] in _BEFORE_TWO_PADS_B
         else:
-            canonical = raw[-2] in _BEFORE_ONE_PAD
+            canonical = value[-2] in _BEFORE_ONE_PAD_B
         if not canonical:
             raise ValueError("non-canonical base64")
     return decoded
