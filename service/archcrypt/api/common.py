@@ -16,7 +16,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from .wire import b64decode, b64encode, base64_error
+from .wire import BASE64_FIELD, b64decode, b64encode, base64_error
 
 _BASE64_SCHEMA = WithJsonSchema({"type": "string", "contentEncoding": "base64"})
 
@@ -48,7 +48,7 @@ def encode_base64(value: bytes) -> str:
 # Bytes in a request body, sent as standard base64.
 # PlainValidator: the decoder's bytes are the value, with no second pass through pydantic's
 # bytes validator (half the validation time of a small item).
-Base64In = Annotated[bytes, PlainValidator(decode_base64), _BASE64_SCHEMA]
+Base64In = Annotated[bytes, PlainValidator(decode_base64), _BASE64_SCHEMA, BASE64_FIELD]
 # Bytes in a response body, sent as standard base64.
 Base64Out = Annotated[bytes, PlainSerializer(encode_base64, return_type=str), _BASE64_SCHEMA]
 
