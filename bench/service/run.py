@@ -561,12 +561,12 @@ def main() -> int:
         "tree": _git("rev-parse", "--short", "HEAD"),
         "cpus": os.cpu_count(),
     }
-    text = report(runs, meta)
-    print(text)
-    if args.json:
+    if args.json:  # first: a report that fails must not lose the measurements
         args.json.write_text(
             json.dumps({"meta": meta, "runs": [asdict(r) for r in runs]}, indent=1)
         )
+    text = report(runs, meta)
+    print(text)
     if args.write:
         write_section(args.write, text)
         print(f"bench-service: wrote {args.write}", file=sys.stderr)
@@ -627,7 +627,7 @@ def report(runs: list[Run], meta: dict[str, object]) -> str:
                 if ours is None:
                     continue
                 ratio = (
-                    f"**{ours.requests_per_second / plain.requests_per_second:.2f}**"
+                    f"**{_quotient(ours.requests_per_second, plain.requests_per_second)}**"
                     if plain
                     else "-"
                 )
@@ -681,7 +681,7 @@ def report(runs: list[Run], meta: dict[str, object]) -> str:
         lines.append(
             f"| {r.server} | {label(r.size)} | {one.requests_per_second:,.0f} | "
             f"{r.requests_per_second:,.0f} | "
-            f"{r.requests_per_second / one.requests_per_second:.2f} | "
+            f"{_quotient(r.requests_per_second, one.requests_per_second)} | "
             f"{one.server_cores:.2f} / {r.server_cores:.2f} | "
             f"{one.wrk_cores:.2f} / {r.wrk_cores:.2f} |"
         )
@@ -699,16 +699,21 @@ def _null_share(by: dict[tuple[str, int, str, str, int], Run]) -> str:
             if ours:
                 parts.append(
                     f"{route.split()[0]} {label(size)} "
-                    f"{100 * ours.requests_per_second / null.requests_per_second:.0f}%"
+                    f"{_quotient(100 * ours.requests_per_second, null.requests_per_second, 0)}%"
                 )
     return "Binary seal and open as a share of the null route's req/s: " + ", ".join(parts) + "."
+
+
+def _quotient(a: float, b: float, digits: int = 2) -> str:
+    """a / b for a table; a server that answered nothing in a cell (b = 0) is said so."""
+    return f"{a / b:.{digits}f}" if b else "inf (0 answers)"
 
 
 def _per_cpu(ours: Run, plain: Run | None) -> str:
     if plain is None or not (ours.server_cores and plain.server_cores):
         return "-"
     ours_per_cpu = ours.requests_per_second / ours.server_cores
-    return f"{ours_per_cpu / (plain.requests_per_second / plain.server_cores):.2f}"
+    return _quotient(ours_per_cpu, plain.requests_per_second / plain.server_cores)
 
 
 def _fmt(value: float) -> str:
