@@ -17,6 +17,8 @@ from . import __version__, benchmark, crypto
 from .api import ROUTERS
 from .api.deps import ServiceState
 from .api.ecb import ECB_WARNING
+from .api.keys import ROUTERS as KEY_ROUTERS
+from .api.keys import install_key_problem_handlers, named_keys
 from .config import Settings
 from .errors import install_problem_handlers
 from .middleware import BodyLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
@@ -32,6 +34,11 @@ _TAGS = [
     {"name": "mac", "description": "Message authentication codes."},
     {"name": "hash", "description": "SHA-2 digests."},
     {"name": "ecb", "description": ECB_WARNING},
+    {
+        "name": "keys",
+        "description": "Named, versioned keys that never leave the service; self-describing "
+        "ciphertext (archcrypt:v<version>:...).",
+    },
     {"name": "system", "description": "Backends, health and metrics."},
 ]
 
@@ -102,7 +109,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     state: ServiceState = app.state.archcrypt
     background = start(state)
     try:
-        yield
+        async with named_keys(app, state):
+            yield
     finally:
         state.ready = False
         if background is not None:
@@ -123,11 +131,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.archcrypt = state
     install_problem_handlers(app)
+    install_key_problem_handlers(app)
     # add_middleware wraps: the last one added runs first. The request id must exist before
     # anything can fail, and the metrics must see the body limit's 413s.
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.add_middleware(RequestIdMiddleware)
-    for router in ROUTERS:
+    for router in (*ROUTERS, *KEY_ROUTERS):
         app.include_router(router)
     return app

@@ -473,3 +473,11 @@ def _init() -> None:
 def _backends() -> crypto.BackendReport:
     _init()
     return crypto.backends()
+
+
+# ---- named keys -------------------------------------------------------------------------
+
+from .keys.cli import kek_group, keys_group  # noqa: E402  (after main: they attach to it)
+
+main.add_command(keys_group)
+main.add_command(kek_group)

@@ -1,0 +1,929 @@
+"""Named keys over HTTP: administration (/v1/keys) and the operations that use a key by name
+(seal, open, rewrap, datakey, mac, verify, and their batches).
+
+Every route names the scope it needs in one place, for the authentication layer to check:
+statically as the route's OpenAPI extension `x-archcrypt-scope` (a template such as
+`key:{name}:seal`), and per request in `request.scope["archcrypt.required_scope"]`
+(`key:payments:seal`, `keys:admin`, `keys:read`), set by the route's first dependency; the
+key's name and, once known, the version used are left in the scope for the audit log.
+
+Status codes beyond the common ones:
+- 404: no key of that name (a name outside the name pattern names no key either);
+- 409 key-type-mismatch: an operation the key's type does not have (seal on an HMAC key, mac
+  on an AEAD key). 409 rather than 422 because nothing in the request is wrong in itself: the
+  same body succeeds against a key of the other kind; it conflicts with the state of the
+  resource the path names, which is what 409 is for;
+- 409 key-version-retired: a ciphertext or tag of a version below min_decryption_version
+  (nothing is decrypted or verified); 409 key-exists, deletion-not-allowed and
+  nonce-budget-exhausted likewise name a state of the key;
+- 400 invalid-ciphertext: not a ciphertext or tag of this format, or of a version the key
+  never had; 400 authentication-failed: it does not authenticate (tampered, wrong AAD,
+  another key's);
+- 503 keystore-unavailable: the store cannot be reached (a cached key still works).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, Literal
+
+import anyio.to_thread
+from fastapi import APIRouter, Body, Depends, FastAPI, Path, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_core import PydanticCustomError
+
+from .. import crypto
+from ..errors import (
+    AUTHENTICATION_FAILED,
+    BASE64_ERROR_TYPE,
+    CONTENT_TOO_LARGE,
+    INVALID_ENCODING,
+    NOT_FOUND,
+    PROBLEM_TYPE_BASE,
+    UNSUPPORTED_MEDIA_TYPE,
+    VALIDATION_FAILED,
+    ProblemError,
+    ProblemType,
+    problem_response,
+)
+from ..keys import NAME_PATTERN, KeyService, LoadedKey, open_key_service
+from ..keys import errors as key_errors
+from ..keys import format as ctfmt
+from ..keys.metrics import KeyLevelCollector, KeyMetrics
+from ..keys.store import KeyRecord
+from ..keys.types import DEFAULT_KEY_TYPE, KeyOperation, KeyTypeName
+from .common import Base64In, Base64Out, RequestModel, ResponseModel, decode_base64
+from .deps import CryptoRunner, JsonBodyRoute, Runner, ServiceState, is_json, media_type
+from .hash_batch import BatchBodyRoute
+
+logger = logging.getLogger("archcrypt")
+
+REQUIRED_SCOPE_KEY: Final = "archcrypt.required_scope"
+KEY_NAME_KEY: Final = "archcrypt.key_name"
+KEY_VERSION_KEY: Final = "archcrypt.key_version"
+SCOPE_EXTENSION: Final = "x-archcrypt-scope"
+OCTET_STREAM: Final = "application/octet-stream"
+AAD_HEADER: Final = "archcrypt-aad"
+KEY_VERSION_HEADER: Final = "Archcrypt-Key-Version"
+
+
+def _problem(slug: str, title: str, status: int) -> ProblemType:
+    return ProblemType(PROBLEM_TYPE_BASE + slug, title, status)
+
+
+KEY_EXISTS: Final = _problem("key-exists", "A key of that name exists", 409)
+KEY_TYPE_MISMATCH: Final = _problem("key-type-mismatch", "Not an operation of this key type", 409)
+KEY_VERSION_RETIRED: Final = _problem(
+    "key-version-retired", "Key version below min_decryption_version", 409
+)
+DELETION_NOT_ALLOWED: Final = _problem("deletion-not-allowed", "Deletion not allowed", 409)
+NONCE_BUDGET_EXHAUSTED: Final = _problem(
+    "nonce-budget-exhausted", "Nonce budget of the key version used up", 409
+)
+INVALID_CIPHERTEXT: Final = _problem("invalid-ciphertext", "Malformed ciphertext or tag", 400)
+KEYSTORE_UNAVAILABLE: Final = _problem("keystore-unavailable", "Key store unavailable", 503)
+
+
+def problem_of(exc: BaseException) -> tuple[ProblemType, str, str] | None:
+    """(problem, detail, metrics outcome) of an exception a key operation may raise."""
+    match exc:
+        case key_errors.KeyNotFoundError():
+            return NOT_FOUND, f"There is no key named {exc.args[0]!r}.", "invalid_input"
+        case key_errors.KeyExistsError():
+            return KEY_EXISTS, f"A key named {exc.args[0]!r} exists already.", "refused"
+        case key_errors.KeyTypeMismatchError():
+            return KEY_TYPE_MISMATCH, str(exc) + ".", "refused"
+        case key_errors.VersionRetiredError():
+            return KEY_VERSION_RETIRED, str(exc) + ".", "refused"
+        case key_errors.DeletionNotAllowedError():
+            return (
+                DELETION_NOT_ALLOWED,
+                f"Key {exc.args[0]!r} has deletion_allowed false; PATCH it first.",
+                "refused",
+            )
+        case key_errors.NonceBudgetExhaustedError():
+            return NONCE_BUDGET_EXHAUSTED, str(exc) + ".", "refused"
+        case key_errors.UnknownVersionError() | ctfmt.MalformedError():
+            return INVALID_CIPHERTEXT, str(exc) + ".", "invalid_input"
+        case key_errors.InvalidUpdateError():
+            return VALIDATION_FAILED, str(exc) + ".", "invalid_input"
+        case crypto.AuthenticationError():
+            return (
+                AUTHENTICATION_FAILED,
+                "The ciphertext does not authenticate under this key with this associated "
+                "data; no plaintext is released.",
+                "auth_failed",
+            )
+        case crypto.InvalidInputError():
+            return VALIDATION_FAILED, str(exc), "invalid_input"
+        case key_errors.StoreError() | key_errors.KeyUnavailableError():
+            # The cause goes to the log; the client learns only that it may retry.
+            logger.error("key store: %s", exc)
+            return KEYSTORE_UNAVAILABLE, "The key store is unavailable; retry later.", "error"
+    return None
+
+
+async def _key_problem(request: Request, exc: Exception) -> Response:
+    found = problem_of(exc)
+    assert found is not None
+    problem, detail, _ = found
+    headers = {"Retry-After": "1"} if problem.status == 503 else None
+    return problem_response(request, problem, detail, headers=headers)
+
+
+_HANDLED: Final = (
+    key_errors.KeyNotFoundError,
+    key_errors.KeyExistsError,
+    key_errors.KeyTypeMismatchError,
+    key_errors.VersionRetiredError,
+    key_errors.DeletionNotAllowedError,
+    key_errors.NonceBudgetExhaustedError,
+    key_errors.UnknownVersionError,
+    key_errors.InvalidUpdateError,
+    key_errors.StoreError,
+    key_errors.KeyUnavailableError,
+    ctfmt.MalformedError,
+)
+
+
+# ---- the service in the app ---------------------------------------------------------------
+
+
+@dataclass
+class NamedKeys:
+    service: KeyService
+    metrics: KeyMetrics
+
+
+@asynccontextmanager
+async def named_keys(app: FastAPI, state: ServiceState) -> Any:
+    """Open the key store for the app's lifetime (from app.py's lifespan): a store that
+    cannot be opened stops startup, as a bad kernel choice does."""
+    settings = state.settings
+    service = await anyio.to_thread.run_sync(open_key_service, settings)
+    metrics = KeyMetrics(state.metrics.registry, settings.metrics_key_labels)
+    state.metrics.register_collector(
+        KeyLevelCollector(lambda: service.levels, metrics.labels, settings.chacha20_nonce_budget)
+    )
+    logger.info(
+        "named keys in %s, KEK %s from %s",
+        service.store.description,
+        service.ring.current.id,
+        service.ring.source,
+    )
+    app.state.archcrypt_keys = NamedKeys(service, metrics)
+    service.start()
+    try:
+        yield
+    finally:
+        await anyio.to_thread.run_sync(service.close)
+
+
+def install_key_problem_handlers(app: FastAPI) -> None:
+    for exc_class in _HANDLED:
+        app.add_exception_handler(exc_class, _key_problem)
+
+
+async def get_named_keys(request: Request) -> NamedKeys:
+    keys: NamedKeys = request.app.state.archcrypt_keys
+    return keys
+
+
+Keys = Annotated[NamedKeys, Depends(get_named_keys)]
+
+
+# ---- the scope each route needs -------------------------------------------------------------
+
+Name = Annotated[
+    str,
+    Path(pattern=NAME_PATTERN, description="The key's name: [a-z0-9][a-z0-9._-]{0,63}."),
+]
+
+
+@dataclass(frozen=True)
+class KeyCall:
+    """What a key route is about to do: the key, the operation and the scope that allows it."""
+
+    name: str
+    operation: KeyOperation
+    scope: str
+
+
+def _key_call(operation: KeyOperation) -> Callable[..., Awaitable[KeyCall]]:
+    async def dependency(request: Request, name: Name) -> KeyCall:
+        scope = f"key:{name}:{operation}"
+        request.scope[REQUIRED_SCOPE_KEY] = scope
+        request.scope[KEY_NAME_KEY] = name
+        return KeyCall(name, operation, scope)
+
+    return dependency
+
+
+def _admin_scope(scope: Literal["keys:admin", "keys:read"]) -> Callable[..., Awaitable[None]]:
+    async def dependency(request: Request) -> None:
+        request.scope[REQUIRED_SCOPE_KEY] = scope
+
+    return dependency
+
+
+def _scoped(template: str) -> dict[str, Any]:
+    return {"openapi_extra": {SCOPE_EXTENSION: template}}
+
+
+SealCall = Annotated[KeyCall, Depends(_key_call("seal"))]
+OpenCall = Annotated[KeyCall, Depends(_key_call("open"))]
+RewrapCall = Annotated[KeyCall, Depends(_key_call("rewrap"))]
+DatakeyCall = Annotated[KeyCall, Depends(_key_call("datakey"))]
+MacCall = Annotated[KeyCall, Depends(_key_call("mac"))]
+VerifyCall = Annotated[KeyCall, Depends(_key_call("verify"))]
+AdminScope = Depends(_admin_scope("keys:admin"))
+ReadScope = Depends(_admin_scope("keys:read"))
+
+# ---- models ---------------------------------------------------------------------------------
+
+Ciphertext = Annotated[
+    str,
+    Field(
+        description="archcrypt:v<version>:<base64 of nonce || ciphertext || tag>",
+        examples=["archcrypt:v1:..."],
+    ),
+]
+
+
+class CreateKeyRequest(RequestModel):
+    name: Annotated[str, Field(pattern=NAME_PATTERN, description="[a-z0-9][a-z0-9._-]{0,63}")]
+    type: KeyTypeName = DEFAULT_KEY_TYPE
+
+
+class PatchKeyRequest(RequestModel):
+    min_decryption_version: Annotated[
+        int | None,
+        Field(ge=1, description="Ciphertexts and tags of older versions are refused (409)."),
+    ] = None
+    deletion_allowed: bool | None = None
+
+
+class VersionInfo(ResponseModel):
+    version: int
+    created_at: str
+    usage: Annotated[int, Field(description="Seals (AEAD) or MACs (HMAC) done with it.")]
+    nonces_reserved: Annotated[
+        int | None,
+        Field(description="chacha20-poly1305: random nonces claimed from its budget."),
+    ] = None
+
+
+class KeyInfo(ResponseModel):
+    name: str
+    type: KeyTypeName
+    created_at: str
+    versions: list[VersionInfo]
+    primary_version: int
+    min_decryption_version: int
+    deletion_allowed: bool
+    nonce_budget: Annotated[
+        int | None, Field(description="chacha20-poly1305: random nonces per version.")
+    ] = None
+
+
+class KeyList(ResponseModel):
+    keys: list[KeyInfo]
+
+
+class SealRequest(RequestModel):
+    plaintext: Base64In
+    aad: Annotated[Base64In, Field(description="Authenticated, not encrypted; needed to open.")] = (
+        b""
+    )
+
+
+class SealResponse(ResponseModel):
+    ciphertext: Ciphertext
+    key_version: int
+
+
+class OpenRequest(RequestModel):
+    ciphertext: Ciphertext
+    aad: Base64In = b""
+
+
+class OpenResponse(ResponseModel):
+    plaintext: Base64Out
+    key_version: int
+
+
+class RewrapRequest(RequestModel):
+    ciphertext: Ciphertext
+    aad: Annotated[
+        Base64In, Field(description="The AAD it was sealed with; it is sealed again with it.")
+    ] = b""
+
+
+class DatakeyRequest(RequestModel):
+    bits: Literal[128, 256, 512] = 256
+
+
+class DatakeyResponse(ResponseModel):
+    plaintext: Annotated[Base64Out, Field(description="The data key: use it, then forget it.")]
+    ciphertext: Annotated[Ciphertext, Field(description="The data key sealed under this key.")]
+    key_version: int
+
+
+class WrappedDatakeyResponse(ResponseModel):
+    ciphertext: Ciphertext
+    key_version: int
+
+
+class MacRequest(RequestModel):
+    data: Base64In
+
+
+class MacResponse(ResponseModel):
+    tag: Annotated[str, Field(description="archcrypt:v<version>:<base64 tag>")]
+    key_version: int
+
+
+class VerifyRequest(RequestModel):
+    data: Base64In
+    tag: str
+
+
+class VerifyResponse(ResponseModel):
+    valid: bool
+
+
+class BatchRequest(RequestModel):
+    items: Annotated[
+        list[Any],
+        Field(description="Single-request bodies; at most ARCHCRYPT_MAX_BATCH_MESSAGES."),
+    ]
+
+
+class BatchResponse(ResponseModel):
+    items: Annotated[
+        list[dict[str, Any]],
+        Field(description='In order: each the single response or {"error": <problem>}.'),
+    ]
+
+
+def key_info(record: KeyRecord, pending: Mapping[int, int], budget: int) -> KeyInfo:
+    chacha = record.type == "chacha20-poly1305"
+    return KeyInfo(
+        name=record.name,
+        type=record.type,
+        created_at=record.created_at,
+        versions=[
+            VersionInfo(
+                version=v.version,
+                created_at=v.created_at,
+                usage=v.usage + pending.get(v.version, 0),
+                nonces_reserved=v.nonces_reserved if chacha else None,
+            )
+            for v in record.versions
+        ],
+        primary_version=record.primary_version,
+        min_decryption_version=record.min_decryption_version,
+        deletion_allowed=record.deletion_allowed,
+        nonce_budget=budget if chacha else None,
+    )
+
+
+# ---- the operations -------------------------------------------------------------------------
+
+
+class Operations:
+    """One key operation at a time, shared by the single routes and the batches."""
+
+    def __init__(self, keys: NamedKeys, runner: CryptoRunner) -> None:
+        self.service = keys.service
+        self.metrics = keys.metrics
+        self.runner = runner
+
+    async def seal(
+        self, key: LoadedKey, plaintext: bytes, aad: bytes, operation: str = "seal"
+    ) -> tuple[int, bytes, bytes]:
+        """(version, nonce, ciphertext || tag) under the primary version."""
+        key, version = await self.service.sealing_version(key)
+        nonce = secrets.token_bytes(key.type.nonce_size)
+        body = await self.runner(
+            operation,
+            key.type.name,
+            len(plaintext) + len(aad),
+            crypto.aead_seal,
+            key.type.name,
+            key.materials[version],
+            nonce,
+            plaintext,
+            ctfmt.associated_data(key.type, version, aad),
+        )
+        self.service.count_use(key.name, version)
+        return version, nonce, body
+
+    async def open(
+        self, key: LoadedKey, sealed: ctfmt.Sealed, aad: bytes, operation: str = "open"
+    ) -> bytes:
+        key, material = await self.service.material(key, sealed.version)
+        return await self.runner(
+            operation,
+            key.type.name,
+            len(sealed.body) + len(aad),
+            crypto.aead_open,
+            key.type.name,
+            material,
+            sealed.nonce,
+            sealed.body,
+            ctfmt.associated_data(key.type, sealed.version, aad),
+        )
+
+    async def seal_text(self, key: LoadedKey, item: SealRequest) -> SealResponse:
+        version, nonce, body = await self.seal(key, item.plaintext, item.aad)
+        return SealResponse(ciphertext=ctfmt.aead_text(version, nonce, body), key_version=version)
+
+    def parse(self, key: LoadedKey, text: str) -> ctfmt.Sealed:
+        version, payload = ctfmt.parse_text(text)
+        return ctfmt.split_aead(key.type, version, payload)
+
+    async def open_text(self, key: LoadedKey, item: OpenRequest) -> OpenResponse:
+        sealed = self.parse(key, item.ciphertext)
+        plaintext = await self.open(key, sealed, item.aad)
+        return OpenResponse(plaintext=plaintext, key_version=sealed.version)
+
+    async def rewrap(self, key: LoadedKey, item: RewrapRequest) -> SealResponse:
+        sealed = self.parse(key, item.ciphertext)
+        plaintext = await self.open(key, sealed, item.aad, operation="rewrap")
+        version, nonce, body = await self.seal(key, plaintext, item.aad, operation="rewrap")
+        return SealResponse(ciphertext=ctfmt.aead_text(version, nonce, body), key_version=version)
+
+    async def datakey(self, key: LoadedKey, bits: int) -> DatakeyResponse:
+        data_key = secrets.token_bytes(bits // 8)
+        version, nonce, body = await self.seal(key, data_key, b"", operation="datakey")
+        return DatakeyResponse(
+            plaintext=data_key,
+            ciphertext=ctfmt.aead_text(version, nonce, body),
+            key_version=version,
+        )
+
+    async def mac(self, key: LoadedKey, item: MacRequest) -> MacResponse:
+        key, version = await self.service.sealing_version(key)
+        tag = await self.runner(
+            "mac",
+            key.type.name,
+            len(item.data),
+            crypto.mac,
+            key.type.name,
+            key.materials[version],
+            item.data,
+        )
+        self.service.count_use(key.name, version)
+        return MacResponse(tag=ctfmt.to_text(version, tag), key_version=version)
+
+    async def verify(self, key: LoadedKey, item: VerifyRequest) -> VerifyResponse:
+        version, tag = ctfmt.parse_text(item.tag)
+        size = crypto.DIGEST_SIZES[key.type.name.removeprefix("hmac-")]
+        if len(tag) != size:
+            raise ctfmt.MalformedError(f"a {key.type.name} tag is {size} bytes, got {len(tag)}")
+        try:
+            key, material = await self.service.material(key, version)
+        except key_errors.UnknownVersionError:
+            return VerifyResponse(valid=False)  # no version made it: not a tag of this key
+        valid = await self.runner(
+            "verify",
+            key.type.name,
+            len(item.data),
+            crypto.mac_verify,
+            key.type.name,
+            material,
+            item.data,
+            tag,
+        )
+        return VerifyResponse(valid=valid)
+
+    def observe(self, name: str, operation: str, exc: BaseException | None, count: int = 1) -> None:
+        if exc is None:
+            outcome = "ok"
+        else:
+            found = problem_of(exc)
+            outcome = found[2] if found is not None else "error"
+        self.metrics.observe(name, operation, outcome, count)
+
+
+async def get_operations(keys: Keys, runner: Runner) -> Operations:
+    return Operations(keys, runner)
+
+
+OperationsDep = Annotated[Operations, Depends(get_operations)]
+
+
+async def _key(ops: Operations, call: KeyCall, request: Request) -> LoadedKey:
+    try:
+        key = await ops.service.key(call.name)
+        key.require(call.operation)
+    except Exception as exc:
+        ops.observe(call.name, call.operation, exc)
+        raise
+    return key
+
+
+async def _single(
+    ops: Operations, call: KeyCall, request: Request, work: Callable[[], Awaitable[Any]]
+) -> Any:
+    try:
+        result = await work()
+    except Exception as exc:
+        ops.observe(call.name, call.operation, exc)
+        raise
+    ops.observe(call.name, call.operation, None)
+    version = getattr(result, "key_version", None)
+    if version is not None:
+        request.scope[KEY_VERSION_KEY] = version
+    return result
+
+
+# ---- request parsing for the routes that take JSON or binary --------------------------------
+
+
+def _body_errors(exc: ValidationError) -> RequestValidationError:
+    return RequestValidationError(
+        [{**error, "loc": ("body", *error["loc"])} for error in exc.errors()]
+    )
+
+
+def _parse_json(model: type[BaseModel], raw: bytes) -> Any:
+    if not raw:
+        raise RequestValidationError(
+            [{"type": "missing", "loc": ("body",), "msg": "Field required"}]
+        )
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as exc:
+        raise _body_errors(exc) from None
+
+
+def _aad_header(request: Request) -> bytes:
+    value = request.headers.get(AAD_HEADER)
+    if value is None:
+        return b""
+    try:
+        return decode_base64(value)
+    except PydanticCustomError:
+        raise ProblemError(
+            INVALID_ENCODING, "The Archcrypt-AAD header is not canonical standard base64."
+        ) from None
+
+
+def _binary_or_json(request: Request) -> bool:
+    media = media_type(request)
+    if media == OCTET_STREAM:
+        return True
+    if is_json(media):
+        return False
+    raise ProblemError(
+        UNSUPPORTED_MEDIA_TYPE, "This route takes application/json or application/octet-stream."
+    )
+
+
+def _dual_body(model: str, binary: str) -> dict[str, Any]:
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": f"#/components/schemas/{model}"}},
+                OCTET_STREAM: {
+                    "schema": {"type": "string", "format": "binary"},
+                    "description": binary,
+                },
+            },
+        }
+    }
+
+
+# ---- administration -------------------------------------------------------------------------
+
+admin = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=JsonBodyRoute)
+# GET, DELETE and rotate take no body, so no Content-Type is asked of them
+plain = APIRouter(prefix="/v1/keys", tags=["keys"])
+operations = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=JsonBodyRoute)
+dual = APIRouter(prefix="/v1/keys", tags=["keys"])
+batches = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=BatchBodyRoute)
+
+
+def _info(keys: NamedKeys, request: Request, record: KeyRecord) -> KeyInfo:
+    state: ServiceState = request.app.state.archcrypt
+    return key_info(
+        record, keys.service.pending_usage(record.name), state.settings.chacha20_nonce_budget
+    )
+
+
+@admin.post("", status_code=201, dependencies=[AdminScope], **_scoped("keys:admin"))
+async def create_key(
+    body: CreateKeyRequest, keys: Keys, runner: Runner, request: Request
+) -> KeyInfo:
+    """Create a key with one version; 409 when the name is taken."""
+    request.scope[KEY_NAME_KEY] = body.name
+    record = await anyio.to_thread.run_sync(keys.service.create, body.name, body.type)
+    return _info(keys, request, record)
+
+
+@plain.get("", dependencies=[ReadScope], **_scoped("keys:read"))
+async def list_keys(keys: Keys, runner: Runner, request: Request) -> KeyList:
+    """Every key's metadata; never material."""
+    records = await anyio.to_thread.run_sync(keys.service.store.list_keys)
+    return KeyList(keys=[_info(keys, request, r) for r in records])
+
+
+@plain.get("/{name}", dependencies=[ReadScope], **_scoped("keys:read"))
+async def show_key(name: Name, keys: Keys, runner: Runner, request: Request) -> KeyInfo:
+    """One key's metadata: versions with their usage, primary and minimum versions."""
+    request.scope[KEY_NAME_KEY] = name
+    record = await anyio.to_thread.run_sync(keys.service.record, name)
+    return _info(keys, request, record)
+
+
+@plain.post("/{name}/rotate", dependencies=[AdminScope], **_scoped("keys:admin"))
+async def rotate_key(name: Name, keys: Keys, runner: Runner, request: Request) -> KeyInfo:
+    """A new version becomes primary; older ones still open and verify."""
+    request.scope[KEY_NAME_KEY] = name
+    record = await anyio.to_thread.run_sync(keys.service.rotate, name)
+    return _info(keys, request, record)
+
+
+@admin.patch("/{name}", dependencies=[AdminScope], **_scoped("keys:admin"))
+async def patch_key(
+    name: Name, body: PatchKeyRequest, keys: Keys, runner: Runner, request: Request
+) -> KeyInfo:
+    """Set min_decryption_version (1 to the primary version) and/or deletion_allowed."""
+    request.scope[KEY_NAME_KEY] = name
+    record = await anyio.to_thread.run_sync(
+        keys.service.update, name, body.min_decryption_version, body.deletion_allowed
+    )
+    return _info(keys, request, record)
+
+
+@plain.delete("/{name}", status_code=204, dependencies=[AdminScope], **_scoped("keys:admin"))
+async def delete_key(name: Name, keys: Keys, runner: Runner, request: Request) -> Response:
+    """Delete the key and all its versions: what they sealed can never be opened again.
+    409 unless deletion_allowed was set."""
+    request.scope[KEY_NAME_KEY] = name
+    await anyio.to_thread.run_sync(keys.service.delete, name)
+    return Response(status_code=204)
+
+
+# ---- seal and open: JSON or binary ----------------------------------------------------------
+
+_BINARY_SEAL = (
+    "The plaintext; the AAD (if any) in the Archcrypt-AAD header, base64. The answer is the "
+    "binary self-describing ciphertext (see the README) with an Archcrypt-Key-Version header."
+)
+_BINARY_OPEN = (
+    "A binary self-describing ciphertext; the AAD (if any) in the Archcrypt-AAD header. The "
+    "answer is the raw plaintext with an Archcrypt-Key-Version header."
+)
+
+
+def _dual_route(operation: KeyOperation, model: str, binary: str) -> dict[str, Any]:
+    return {
+        "openapi_extra": {
+            **_dual_body(model, binary),
+            SCOPE_EXTENSION: f"key:{{name}}:{operation}",
+        },
+        "responses": {200: {"content": {OCTET_STREAM: {}}}},
+    }
+
+
+def _binary_response(request: Request, content: bytes, version: int) -> Response:
+    request.scope[KEY_VERSION_KEY] = version
+    return Response(content, media_type=OCTET_STREAM, headers={KEY_VERSION_HEADER: str(version)})
+
+
+@dual.post("/{name}/seal", **_dual_route("seal", "SealRequest", _BINARY_SEAL))
+async def seal(call: SealCall, ops: OperationsDep, request: Request) -> Any:
+    """Seal under the primary version with a nonce drawn by the service."""
+    binary = _binary_or_json(request)
+    key = await _key(ops, call, request)
+    if binary:
+        aad = _aad_header(request)
+        plaintext = await request.body()
+
+        async def work_binary() -> Response:
+            version, nonce, body = await ops.seal(key, plaintext, aad)
+            return _binary_response(
+                request, ctfmt.aead_binary(key.type, version, nonce, body), version
+            )
+
+        return await _single(ops, call, request, work_binary)
+    item = _parse_json(SealRequest, await request.body())
+    return await _single(ops, call, request, lambda: ops.seal_text(key, item))
+
+
+@dual.post("/{name}/open", **_dual_route("open", "OpenRequest", _BINARY_OPEN))
+async def open_(call: OpenCall, ops: OperationsDep, request: Request) -> Any:
+    """Open a ciphertext of any version at or above min_decryption_version."""
+    binary = _binary_or_json(request)
+    key = await _key(ops, call, request)
+    if binary:
+        aad = _aad_header(request)
+        data = await request.body()
+
+        async def work_binary() -> Response:
+            sealed = ctfmt.parse_binary(data, key.type)
+            plaintext = await ops.open(key, sealed, aad)
+            return _binary_response(request, plaintext, sealed.version)
+
+        return await _single(ops, call, request, work_binary)
+    item = _parse_json(OpenRequest, await request.body())
+    return await _single(ops, call, request, lambda: ops.open_text(key, item))
+
+
+# ---- JSON-only operations -------------------------------------------------------------------
+
+
+@operations.post("/{name}/rewrap", **_scoped("key:{name}:rewrap"))
+async def rewrap(
+    call: RewrapCall, body: RewrapRequest, ops: OperationsDep, request: Request
+) -> SealResponse:
+    """Open and seal again under the primary version; the plaintext is not returned."""
+    key = await _key(ops, call, request)
+    result: SealResponse = await _single(ops, call, request, lambda: ops.rewrap(key, body))
+    return result
+
+
+@operations.post("/{name}/datakey", **_scoped("key:{name}:datakey"))
+async def datakey(
+    call: DatakeyCall,
+    ops: OperationsDep,
+    request: Request,
+    body: Annotated[DatakeyRequest | None, Body()] = None,
+) -> DatakeyResponse:
+    """A fresh random data key, in the clear and sealed under this key (envelope encryption:
+    encrypt locally with the plaintext, keep only the ciphertext, open it here when needed)."""
+    bits = (body or DatakeyRequest()).bits
+    key = await _key(ops, call, request)
+    result: DatakeyResponse = await _single(ops, call, request, lambda: ops.datakey(key, bits))
+    return result
+
+
+@operations.post("/{name}/datakey/wrapped", **_scoped("key:{name}:datakey"))
+async def datakey_wrapped(
+    call: DatakeyCall,
+    ops: OperationsDep,
+    request: Request,
+    body: Annotated[DatakeyRequest | None, Body()] = None,
+) -> WrappedDatakeyResponse:
+    """A fresh data key, sealed only: for a caller that stores it now and opens it later."""
+    bits = (body or DatakeyRequest()).bits
+    key = await _key(ops, call, request)
+    result: DatakeyResponse = await _single(ops, call, request, lambda: ops.datakey(key, bits))
+    return WrappedDatakeyResponse(ciphertext=result.ciphertext, key_version=result.key_version)
+
+
+@operations.post("/{name}/mac", **_scoped("key:{name}:mac"))
+async def mac(call: MacCall, body: MacRequest, ops: OperationsDep, request: Request) -> MacResponse:
+    """HMAC of `data` under the primary version."""
+    key = await _key(ops, call, request)
+    result: MacResponse = await _single(ops, call, request, lambda: ops.mac(key, body))
+    return result
+
+
+@operations.post("/{name}/verify", **_scoped("key:{name}:verify"))
+async def verify(
+    call: VerifyCall, body: VerifyRequest, ops: OperationsDep, request: Request
+) -> VerifyResponse:
+    """Check a tag of any version at or above min_decryption_version, in constant time."""
+    key = await _key(ops, call, request)
+    result: VerifyResponse = await _single(ops, call, request, lambda: ops.verify(key, body))
+    return result
+
+
+# ---- batches --------------------------------------------------------------------------------
+
+
+def _item_problem(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, ValidationError):
+        errors = [
+            {"loc": list(e.get("loc", ())), "type": e.get("type"), "msg": e.get("msg")}
+            for e in exc.errors()
+        ]
+        encoding = any(e["type"] == BASE64_ERROR_TYPE for e in errors)
+        problem = INVALID_ENCODING if encoding else VALIDATION_FAILED
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+        return _problem_object(problem, detail, errors=errors)
+    found = problem_of(exc)
+    if found is None:
+        raise exc
+    return _problem_object(found[0], found[1])
+
+
+def _problem_object(problem: ProblemType, detail: str, **extensions: Any) -> dict[str, Any]:
+    return {
+        "type": problem.type,
+        "title": problem.title,
+        "status": problem.status,
+        "detail": detail,
+        **extensions,
+    }
+
+
+async def _batch(
+    ops: Operations,
+    call: KeyCall,
+    request: Request,
+    body: BatchRequest,
+    model: type[RequestModel],
+    size: Callable[[Any], int],
+    work: Callable[[LoadedKey, Any], Awaitable[BaseModel]],
+) -> BatchResponse:
+    """Each item validated and run on its own; an item's failure is its problem object."""
+    state: ServiceState = request.app.state.archcrypt
+    settings = state.settings
+    count = len(body.items)
+    if count > settings.max_batch_messages:
+        raise RequestValidationError(
+            [
+                {
+                    "type": "too_long",
+                    "loc": ("body", "items"),
+                    "msg": f"at most {settings.max_batch_messages} items, got {count}",
+                }
+            ]
+        )
+    key = await _key(ops, call, request)
+    parsed: list[Any] = []
+    total = 0
+    for raw in body.items:
+        try:
+            item = model.model_validate(raw)
+        except ValidationError as exc:
+            parsed.append(exc)
+            continue
+        total += size(item)
+        parsed.append(item)
+    if total > settings.max_batch_bytes:
+        raise ProblemError(
+            CONTENT_TOO_LARGE,
+            f"the items add up to {total} bytes; the batch limit is {settings.max_batch_bytes}",
+        )
+    results: list[dict[str, Any]] = []
+    ok = 0
+    for item in parsed:
+        if isinstance(item, ValidationError):
+            ops.observe(call.name, call.operation, crypto.InvalidInputError())
+            results.append({"error": _item_problem(item)})
+            continue
+        try:
+            result = await work(key, item)
+        except Exception as exc:
+            ops.observe(call.name, call.operation, exc)
+            results.append({"error": _item_problem(exc)})
+            continue
+        ok += 1
+        results.append(result.model_dump(mode="json"))
+    if ok:
+        ops.observe(call.name, call.operation, None, ok)
+    return BatchResponse(items=results)
+
+
+# item model, its size in bytes (for ARCHCRYPT_MAX_BATCH_BYTES), the operation per item
+_BATCHES: Final[dict[KeyOperation, tuple[type[RequestModel], Callable[[Any], int], Any]]] = {
+    "seal": (SealRequest, lambda i: len(i.plaintext) + len(i.aad), Operations.seal_text),
+    "open": (OpenRequest, lambda i: len(i.ciphertext) + len(i.aad), Operations.open_text),
+    "rewrap": (RewrapRequest, lambda i: len(i.ciphertext) + len(i.aad), Operations.rewrap),
+    "mac": (MacRequest, lambda i: len(i.data), Operations.mac),
+    "verify": (VerifyRequest, lambda i: len(i.data) + len(i.tag), Operations.verify),
+}
+
+
+def _add_batch_route(operation: KeyOperation) -> None:
+    model, size, work = _BATCHES[operation]
+
+    async def endpoint(
+        call: Annotated[KeyCall, Depends(_key_call(operation))],
+        body: BatchRequest,
+        ops: OperationsDep,
+        request: Request,
+    ) -> BatchResponse:
+        return await _batch(
+            ops, call, request, body, model, size, lambda key, item: work(ops, key, item)
+        )
+
+    batches.add_api_route(
+        f"/{{name}}/{operation}/batch",
+        endpoint,
+        methods=["POST"],
+        name=f"{operation}_batch",
+        summary=f"{operation.capitalize()} batch",
+        description=f"Items of the single {operation} request's shape, answered in order; a "
+        'failed item is {"error": <problem>}.',
+        **_scoped(f"key:{{name}}:{operation}"),
+    )
+
+
+for _operation in _BATCHES:
+    _add_batch_route(_operation)
+
+
+ROUTERS: Final = (admin, plain, dual, operations, batches)
