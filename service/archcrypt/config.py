@@ -113,6 +113,10 @@ class Settings(BaseSettings):
         default=None,
         description="postgresql://... : keys shared by every instance on one PostgreSQL.",
     )
+    keystore_url_file: Path | None = Field(
+        default=None,
+        description="A file holding ARCHCRYPT_KEYSTORE_URL (a Docker or Compose secret).",
+    )
     chacha20_nonce_budget: int = Field(
         default=1 << 32,
         ge=1,

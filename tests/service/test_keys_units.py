@@ -15,7 +15,14 @@ from pydantic import SecretStr
 from archcrypt.config import Settings
 from archcrypt.keys import KeyConfigurationError, open_key_service
 from archcrypt.keys import format as ctfmt
-from archcrypt.keys.kek import Kek, KekError, KekRing, parse_kek_file, write_kek_file
+from archcrypt.keys.kek import (
+    Kek,
+    KekError,
+    KekRing,
+    create_kek_file,
+    parse_kek_file,
+    write_kek_file,
+)
 from archcrypt.keys.metrics import KeyLabels
 from archcrypt.keys.types import KEY_TYPES, valid_name
 
@@ -75,6 +82,11 @@ def test_kek_file_is_written_0600_and_atomically(tmp_path: Path) -> None:
     assert path.stat().st_mode & 0o777 == 0o600
     assert [k.material for k in parse_kek_file(path.read_bytes(), "p")] == [KEK]
     assert sorted(p.name for p in path.parent.iterdir()) == ["kek"]
+    # created only once: a second process starting at the same time keeps the first's KEK
+    assert not create_kek_file(path, [Kek.generate()])
+    assert [k.material for k in parse_kek_file(path.read_bytes(), "p")] == [KEK]
+    assert create_kek_file(tmp_path / "dir" / "other", [Kek.generate()])
+    assert sorted(p.name for p in path.parent.iterdir()) == ["kek", "other"]
 
 
 def test_binary_header_is_the_documented_one() -> None:
@@ -131,8 +143,13 @@ def test_key_labels_are_bounded() -> None:
 
 def test_shared_store_needs_a_kek_file(tmp_path: Path) -> None:
     settings = Settings(keystore_url=SecretStr("postgresql://x@/db?host=/nonexistent"))
-    with pytest.raises(
-        KeyConfigurationError, match="ARCHCRYPT_KEYSTORE_URL needs ARCHCRYPT_KEK_FILE"
-    ):
+    needs = "ARCHCRYPT_KEYSTORE_URL needs ARCHCRYPT_KEK_FILE"
+    with pytest.raises(KeyConfigurationError, match=needs):
         open_key_service(settings)
     assert "postgresql" not in repr(settings)  # the URL (and its password) stays out of reprs
+    url_file = tmp_path / "url"
+    url_file.write_text("postgresql://x@/db?host=/nonexistent\n")
+    with pytest.raises(KeyConfigurationError, match=needs):
+        open_key_service(Settings(keystore_url_file=url_file))
+    with pytest.raises(KeyConfigurationError, match="cannot read"):
+        open_key_service(Settings(keystore_url_file=tmp_path / "missing"))

@@ -47,9 +47,26 @@ def data_dir(settings: Settings) -> Path:
     return settings.data_dir if settings.data_dir is not None else default_data_dir()
 
 
+def keystore_url(settings: Settings) -> str | None:
+    if settings.keystore_url is not None:
+        return settings.keystore_url.get_secret_value()
+    if settings.keystore_url_file is None:
+        return None
+    try:
+        url = settings.keystore_url_file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KeyConfigurationError(
+            f"cannot read ARCHCRYPT_KEYSTORE_URL_FILE {settings.keystore_url_file}: {exc}"
+        ) from None
+    if not url:
+        raise KeyConfigurationError(f"{settings.keystore_url_file} is empty")
+    return url
+
+
 def open_store(settings: Settings) -> tuple[KeyStore, KekRing]:
     """The store and the KEK ring the settings name."""
-    if settings.keystore_url is not None:
+    url = keystore_url(settings)
+    if url is not None:
         if settings.kek_file is None:
             # Each replica would otherwise make up a KEK of its own.
             raise KeyConfigurationError(
@@ -59,7 +76,7 @@ def open_store(settings: Settings) -> tuple[KeyStore, KekRing]:
         ring = load_kek_file(settings.kek_file)
         from .postgres import PostgresKeyStore
 
-        return PostgresKeyStore(settings.keystore_url.get_secret_value()), ring
+        return PostgresKeyStore(url), ring
     directory = data_dir(settings)
     from .sqlite import SqliteKeyStore
 

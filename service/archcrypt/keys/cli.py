@@ -22,7 +22,15 @@ from .. import crypto
 from ..config import Settings
 from . import KeyConfigurationError, data_dir, open_key_service, open_store
 from .errors import KeyExistsError, KeyNotFoundError, StoreError
-from .kek import EMBEDDED_KEK_NAME, Kek, KekError, KekRing, load_kek_file, write_kek_file
+from .kek import (
+    EMBEDDED_KEK_NAME,
+    Kek,
+    KekError,
+    KekRing,
+    create_kek_file,
+    load_kek_file,
+    write_kek_file,
+)
 from .service import KeyService
 from .store import KeyRecord, KeyStore
 from .types import DEFAULT_KEY_TYPE, KEY_TYPES, valid_name
@@ -185,8 +193,7 @@ def kek_rotate(new_kek_file: Path | None) -> None:
         try:
             before = store.kek_usage()
             if new_kek_file is not None:
-                if not new_kek_file.exists():
-                    write_kek_file(new_kek_file, [Kek.generate()])
+                if create_kek_file(new_kek_file, [Kek.generate()]):
                     click.echo(f"generated a new KEK in {new_kek_file} (mode 0600)")
                 target = load_kek_file(new_kek_file)
                 unwrap = KekRing([*target.keks, *ring.keks], f"{ring.source} and {new_kek_file}")

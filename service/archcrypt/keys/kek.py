@@ -150,9 +150,10 @@ def load_kek_file(path: Path) -> KekRing:
         mode = path.stat().st_mode
     except OSError as exc:
         raise KekError(f"cannot read the KEK file {path}: {exc.strerror}") from None
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+    # Group read is how a Kubernetes Secret reaches a non-root pod (fsGroup); more is not.
+    if mode & (stat.S_IRWXO | stat.S_IWGRP | stat.S_IXGRP):
         logger.warning(
-            "the KEK file %s is readable by group or others (mode %o); 0400 or 0600 is enough",
+            "the KEK file %s is open to others or group-writable (mode %o); 0400 or 0440 is enough",
             path,
             stat.S_IMODE(mode),
         )
@@ -165,31 +166,53 @@ def format_kek_file(keks: Sequence[Kek]) -> bytes:
     return ("\n".join(lines) + "\n").encode("ascii")
 
 
-def write_kek_file(path: Path, keks: Sequence[Kek]) -> None:
-    """Atomically replace `path` (mode 0600) with `keks`, durably: written, fsynced, renamed,
-    and the directory fsynced, so a crash leaves the old file or the new one."""
+def _write_temporary(path: Path, keks: Sequence[Kek]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         os.write(fd, format_kek_file(keks))
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
+    return tmp
+
+
+def _sync_directory(directory: Path) -> None:
+    dir_fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
 
 
+def write_kek_file(path: Path, keks: Sequence[Kek]) -> None:
+    """Atomically replace `path` (mode 0600) with `keks`, durably: written, fsynced, renamed,
+    and the directory fsynced, so a crash leaves the old file or the new one."""
+    tmp = _write_temporary(path, keks)
+    os.replace(tmp, path)
+    _sync_directory(path.parent)
+
+
+def create_kek_file(path: Path, keks: Sequence[Kek]) -> bool:
+    """Like write_kek_file, but only if `path` does not exist yet (False: it did). Two
+    processes starting at once (uvicorn workers) thus agree on one generated KEK."""
+    tmp = _write_temporary(path, keks)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink()
+    _sync_directory(path.parent)
+    return True
+
+
 def embedded_kek(data_dir: Path) -> KekRing:
     """The embedded default's KEK, in the data directory beside the database; generated on
     first use. It protects a copy of the database on its own, not a copy of the directory."""
     path = data_dir / EMBEDDED_KEK_NAME
-    if not path.exists():
-        write_kek_file(path, [Kek.generate()])
+    if not path.exists() and create_kek_file(path, [Kek.generate()]):
         logger.warning(
             "generated a KEK in %s (mode 0600) because ARCHCRYPT_KEK_FILE is not set: the key "
             "store and the KEK that protects it are in one directory. For anything beyond a "
