@@ -37,6 +37,7 @@ from archcrypt.cli import main
 from .conftest import Server, launch
 from .helpers import assert_problem, b64, metric_value, reference_open, unb64
 from .pgserver import Postgres
+from .promserver import promtool
 
 BUDGET = 64
 AEAD_TYPES = ("xchacha20-poly1305", "chacha20-poly1305")
@@ -781,6 +782,9 @@ def test_metrics_per_key_are_bounded(deployment: Deployment) -> None:
         text = client.get("/metrics").text
     assert metric_value(text, "archcrypt_key_nonce_budget") % BUDGET == 0
     assert metric_value(text, "archcrypt_key_nonces_reserved") >= 1
+    assert metric_value(text, "archcrypt_key_primary_version") >= 1
+    linted = promtool("check", "metrics", stdin=text)
+    assert linted.returncode == 0, linted.stdout + linted.stderr
 
 
 # ---- every error is problem+json ----------------------------------------------------------------
@@ -958,7 +962,14 @@ def test_sqlite_keys_survive_restarts_and_kek_rotation(tmp_path: Path) -> None:
             assert json.loads(made.stdout)["type"] == "hmac-sha256"
             assert cli(env, "keys", "rotate", name).returncode == 0
             # ... and the server sees it within a second
-            wait_for(lambda: seal(client, name, b"x")["key_version"] == 2, 1.0, "CLI rotation")
+            versions: list[int] = []  # every seal is usage of the version it used
+            wait_for(
+                lambda: (
+                    versions.append(seal(client, name, b"x")["key_version"]) or versions[-1] == 2
+                ),
+                1.0,
+                "CLI rotation",
+            )
             assert client.post("/v1/keys/from-cli/mac", json={"data": "eA=="}).status_code == 200
     kek = data / "kek"
     assert kek.stat().st_mode & 0o777 == 0o600
@@ -975,7 +986,8 @@ def test_sqlite_keys_survive_restarts_and_kek_rotation(tmp_path: Path) -> None:
 
     shown = cli(env, "keys", "show", name)
     assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout)["versions"][0]["usage"] == 2
+    usage = [v["usage"] for v in json.loads(shown.stdout)["versions"]]
+    assert usage == [2 + versions.count(1), versions.count(2)]
     listed = cli(env, "keys", "list", "--json")
     assert {k["name"] for k in json.loads(listed.stdout)["keys"]} == {name, "from-cli"}
     assert cli(env, "keys", "list").returncode == 0

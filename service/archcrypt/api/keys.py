@@ -897,19 +897,34 @@ _BATCHES: Final[dict[KeyOperation, tuple[type[RequestModel], Callable[[Any], int
 }
 
 
+_CALLS: Final[dict[KeyOperation, Any]] = {
+    "seal": SealCall,
+    "open": OpenCall,
+    "rewrap": RewrapCall,
+    "mac": MacCall,
+    "verify": VerifyCall,
+}
+
+
 def _add_batch_route(operation: KeyOperation) -> None:
     model, size, work = _BATCHES[operation]
 
     async def endpoint(
-        call: Annotated[KeyCall, Depends(_key_call(operation))],
-        body: BatchRequest,
-        ops: OperationsDep,
-        request: Request,
+        call: KeyCall, body: BatchRequest, ops: OperationsDep, request: Request
     ) -> BatchResponse:
         return await _batch(
             ops, call, request, body, model, size, lambda key, item: work(ops, key, item)
         )
 
+    # Resolved objects, not strings: under `from __future__ import annotations` FastAPI would
+    # evaluate the strings in the module, where this operation's dependency has no name.
+    endpoint.__annotations__ = {
+        "call": _CALLS[operation],
+        "body": BatchRequest,
+        "ops": OperationsDep,
+        "request": Request,
+        "return": BatchResponse,
+    }
     batches.add_api_route(
         f"/{{name}}/{operation}/batch",
         endpoint,

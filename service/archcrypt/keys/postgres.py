@@ -72,6 +72,8 @@ class PostgresKeyStore(KeyStore):
                 min_size=1,
                 max_size=POOL_MAX,
                 kwargs={"connect_timeout": CONNECT_TIMEOUT_SECONDS},
+                # a connection broken by a database restart is replaced, not handed out
+                check=psycopg_pool.ConnectionPool.check_connection,
                 open=False,
                 name="archcrypt-keys",
             )
