@@ -58,7 +58,7 @@ from ..keys.metrics import KeyLevelCollector, KeyMetrics
 from ..keys.store import KeyRecord
 from ..keys.types import DEFAULT_KEY_TYPE, KeyOperation, KeyTypeName
 from .common import Base64In, Base64Out, RequestModel, ResponseModel, decode_base64
-from .deps import CryptoRunner, JsonBodyRoute, Runner, ServiceState, is_json, media_type
+from .deps import CryptoRunner, JsonBodyRoute, Runner, ServiceState, get_runner, is_json, media_type
 from .hash_batch import BatchBodyRoute
 
 logger = logging.getLogger("archcrypt")
@@ -207,19 +207,23 @@ Name = Annotated[
 
 @dataclass(frozen=True)
 class KeyCall:
-    """What a key route is about to do: the key, the operation and the scope that allows it."""
+    """What a key route is about to do: the key, the operation, the scope that allows it,
+    and the operations to do it with."""
 
     name: str
     operation: KeyOperation
     scope: str
+    ops: Operations
 
 
 def _key_call(operation: KeyOperation) -> Callable[..., Awaitable[KeyCall]]:
+    # One dependency for all of it: each level of dependency costs FastAPI microseconds.
     async def dependency(request: Request, name: Name) -> KeyCall:
         scope = f"key:{name}:{operation}"
         request.scope[REQUIRED_SCOPE_KEY] = scope
         request.scope[KEY_NAME_KEY] = name
-        return KeyCall(name, operation, scope)
+        ops = Operations(request.app.state.archcrypt_keys, await get_runner(request))
+        return KeyCall(name, operation, scope, ops)
 
     return dependency
 
@@ -512,13 +516,6 @@ class Operations:
         self.metrics.observe(name, operation, outcome, count)
 
 
-async def get_operations(keys: Keys, runner: Runner) -> Operations:
-    return Operations(keys, runner)
-
-
-OperationsDep = Annotated[Operations, Depends(get_operations)]
-
-
 async def _key(ops: Operations, call: KeyCall, request: Request) -> LoadedKey:
     try:
         key = await ops.service.key(call.name)
@@ -701,8 +698,9 @@ def _binary_response(request: Request, content: bytes, version: int) -> Response
 
 
 @dual.post("/{name}/seal", **_dual_route("seal", "SealRequest", _BINARY_SEAL))
-async def seal(call: SealCall, ops: OperationsDep, request: Request) -> Any:
+async def seal(call: SealCall, request: Request) -> Any:
     """Seal under the primary version with a nonce drawn by the service."""
+    ops = call.ops
     binary = _binary_or_json(request)
     key = await _key(ops, call, request)
     if binary:
@@ -721,8 +719,9 @@ async def seal(call: SealCall, ops: OperationsDep, request: Request) -> Any:
 
 
 @dual.post("/{name}/open", **_dual_route("open", "OpenRequest", _BINARY_OPEN))
-async def open_(call: OpenCall, ops: OperationsDep, request: Request) -> Any:
+async def open_(call: OpenCall, request: Request) -> Any:
     """Open a ciphertext of any version at or above min_decryption_version."""
+    ops = call.ops
     binary = _binary_or_json(request)
     key = await _key(ops, call, request)
     if binary:
@@ -743,10 +742,9 @@ async def open_(call: OpenCall, ops: OperationsDep, request: Request) -> Any:
 
 
 @operations.post("/{name}/rewrap", **_scoped("key:{name}:rewrap"))
-async def rewrap(
-    call: RewrapCall, body: RewrapRequest, ops: OperationsDep, request: Request
-) -> SealResponse:
+async def rewrap(call: RewrapCall, body: RewrapRequest, request: Request) -> SealResponse:
     """Open and seal again under the primary version; the plaintext is not returned."""
+    ops = call.ops
     key = await _key(ops, call, request)
     result: SealResponse = await _single(ops, call, request, lambda: ops.rewrap(key, body))
     return result
@@ -755,12 +753,12 @@ async def rewrap(
 @operations.post("/{name}/datakey", **_scoped("key:{name}:datakey"))
 async def datakey(
     call: DatakeyCall,
-    ops: OperationsDep,
     request: Request,
     body: Annotated[DatakeyRequest | None, Body()] = None,
 ) -> DatakeyResponse:
     """A fresh random data key, in the clear and sealed under this key (envelope encryption:
     encrypt locally with the plaintext, keep only the ciphertext, open it here when needed)."""
+    ops = call.ops
     bits = (body or DatakeyRequest()).bits
     key = await _key(ops, call, request)
     result: DatakeyResponse = await _single(ops, call, request, lambda: ops.datakey(key, bits))
@@ -770,11 +768,11 @@ async def datakey(
 @operations.post("/{name}/datakey/wrapped", **_scoped("key:{name}:datakey"))
 async def datakey_wrapped(
     call: DatakeyCall,
-    ops: OperationsDep,
     request: Request,
     body: Annotated[DatakeyRequest | None, Body()] = None,
 ) -> WrappedDatakeyResponse:
     """A fresh data key, sealed only: for a caller that stores it now and opens it later."""
+    ops = call.ops
     bits = (body or DatakeyRequest()).bits
     key = await _key(ops, call, request)
     result: DatakeyResponse = await _single(ops, call, request, lambda: ops.datakey(key, bits))
@@ -782,18 +780,18 @@ async def datakey_wrapped(
 
 
 @operations.post("/{name}/mac", **_scoped("key:{name}:mac"))
-async def mac(call: MacCall, body: MacRequest, ops: OperationsDep, request: Request) -> MacResponse:
+async def mac(call: MacCall, body: MacRequest, request: Request) -> MacResponse:
     """HMAC of `data` under the primary version."""
+    ops = call.ops
     key = await _key(ops, call, request)
     result: MacResponse = await _single(ops, call, request, lambda: ops.mac(key, body))
     return result
 
 
 @operations.post("/{name}/verify", **_scoped("key:{name}:verify"))
-async def verify(
-    call: VerifyCall, body: VerifyRequest, ops: OperationsDep, request: Request
-) -> VerifyResponse:
+async def verify(call: VerifyCall, body: VerifyRequest, request: Request) -> VerifyResponse:
     """Check a tag of any version at or above min_decryption_version, in constant time."""
+    ops = call.ops
     key = await _key(ops, call, request)
     result: VerifyResponse = await _single(ops, call, request, lambda: ops.verify(key, body))
     return result
@@ -909,9 +907,8 @@ _CALLS: Final[dict[KeyOperation, Any]] = {
 def _add_batch_route(operation: KeyOperation) -> None:
     model, size, work = _BATCHES[operation]
 
-    async def endpoint(
-        call: KeyCall, body: BatchRequest, ops: OperationsDep, request: Request
-    ) -> BatchResponse:
+    async def endpoint(call: KeyCall, body: BatchRequest, request: Request) -> BatchResponse:
+        ops = call.ops
         return await _batch(
             ops, call, request, body, model, size, lambda key, item: work(ops, key, item)
         )
@@ -921,7 +918,6 @@ def _add_batch_route(operation: KeyOperation) -> None:
     endpoint.__annotations__ = {
         "call": _CALLS[operation],
         "body": BatchRequest,
-        "ops": OperationsDep,
         "request": Request,
         "return": BatchResponse,
     }
