@@ -15,9 +15,9 @@ import pwd
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -55,6 +55,8 @@ def bindir() -> Path:
 class Postgres:
     socket_dir: Path
     log: Path
+    # pg_ctl stop / start, for tests of an outage
+    control: Callable[[str], None] = field(repr=False, compare=False)
 
     @property
     def url(self) -> str:
@@ -107,15 +109,19 @@ def running_postgres() -> Iterator[Postgres]:
         )  # fmt: skip
         assert made.returncode == 0, f"initdb failed:\n{made.stdout}\n{made.stderr}"
         options = f"-k {root} -c listen_addresses='' -c fsync=off -c synchronous_commit=off"
-        started = run(
-            str(tools / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w",
-            "-t", "30", "start",
-        )  # fmt: skip
-        assert started.returncode == 0, (
-            f"pg_ctl start failed:\n{started.stdout}\n{started.stderr}\n"
-            f"{log.read_text() if log.exists() else ''}"
-        )
-        server = Postgres(root, log)
+
+        def control(action: str) -> None:
+            done = run(
+                str(tools / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w",
+                "-t", "30", "-m", "fast", action,
+            )  # fmt: skip
+            assert done.returncode == 0, (
+                f"pg_ctl {action} failed:\n{done.stdout}\n{done.stderr}\n"
+                f"{log.read_text() if log.exists() else ''}"
+            )
+
+        control("start")
+        server = Postgres(root, log, control)
         created = run(
             str(tools / "psql"), "-h", str(root), "-U", SUPERUSER, "-d", "postgres", "-q",
             "-c", f"CREATE DATABASE {DATABASE}",

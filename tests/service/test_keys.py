@@ -929,6 +929,28 @@ def test_keys_survive_a_restart_postgres(
     assert after["versions"][0]["nonces_reserved"] >= 1
 
 
+def test_a_store_outage_keeps_cached_keys_working(pg: Deployment, postgres: Postgres) -> None:
+    """PostgreSQL stopped: cached keys still seal and open, what needs the store is a 503
+    problem (soon, not after a long wait); restarted: writes work again and the instances
+    hear each other again (the pool replaces dead connections, the listener reconnects)."""
+    with pg.client(0) as a, pg.client(1) as b:
+        name = create(a)
+        sealed = seal(b, name, b"cached")["ciphertext"]
+        postgres.control("stop")
+        try:
+            assert seal(b, name, b"still")["key_version"] == 1
+            assert unb64(open_(b, name, sealed).json()["plaintext"]) == b"cached"
+            start = time.monotonic()
+            down = a.post("/v1/keys", json={"name": unique()})
+            assert_problem(down, 503, "keystore-unavailable")
+            assert down.headers["retry-after"] == "1" and time.monotonic() - start < 10
+            assert "postgres" not in down.text.lower()  # the cause is logged, not sent
+        finally:
+            postgres.control("start")
+        wait_for(lambda: a.post(f"/v1/keys/{name}/rotate").status_code == 200, 10, "store back")
+        wait_for(lambda: seal(b, name, b"x")["key_version"] == 2, 5, "b hears rotations again")
+
+
 # ---- SQLite: restart, the CLI against a running server, KEK rotation ----------------------------
 
 
@@ -973,7 +995,13 @@ def test_sqlite_keys_survive_restarts_and_kek_rotation(tmp_path: Path) -> None:
             assert client.post("/v1/keys/from-cli/mac", json={"data": "eA=="}).status_code == 200
     kek = data / "kek"
     assert kek.stat().st_mode & 0o777 == 0o600
-    assert "generated a KEK" in launched.server.log.read_text()
+    log = launched.server.log.read_text()
+    assert "generated a KEK" in log
+    # nothing secret in the log: not the KEK, not a version's material
+    (kek_material,) = read_keks(kek)
+    rows = sqlite_rows(data / "keys.sqlite3")()
+    secret = [kek_material, *(unwrap(kek_material, n, v, t, bytes(w)) for n, v, t, _, w in rows)]
+    assert len(secret) == 4 and all(b64(x) not in log and x.hex() not in log for x in secret)
     old_ids = {r[3] for r in sqlite_rows(data / "keys.sqlite3")()}
 
     rotated = cli(env, "kek", "rotate")

@@ -235,8 +235,25 @@ def _admin_scope(scope: Literal["keys:admin", "keys:read"]) -> Callable[..., Awa
     return dependency
 
 
+_PROBLEM_CONTENT: Final = {"application/problem+json": {"schema": {"type": "object"}}}
+_PROBLEMS: Final[dict[int | str, dict[str, Any]]] = {
+    status: {"description": description, "content": _PROBLEM_CONTENT}
+    for status, description in {
+        400: "Malformed JSON, base64 or ciphertext; authentication failed",
+        404: "No key of that name",
+        409: "Key type mismatch, retired version, name taken, deletion not allowed, "
+        "nonce budget used up",
+        413: "Body or batch over its limit",
+        415: "Content-Type the route does not take",
+        422: "Invalid fields",
+        503: "Not ready, or the key store is unavailable",
+    }.items()
+}
+
+
 def _scoped(template: str) -> dict[str, Any]:
-    return {"openapi_extra": {SCOPE_EXTENSION: template}}
+    """The route's scope (for the auth layer) and the problems it may answer with."""
+    return {"openapi_extra": {SCOPE_EXTENSION: template}, "responses": _PROBLEMS}
 
 
 SealCall = Annotated[KeyCall, Depends(_key_call("seal"))]
@@ -688,7 +705,7 @@ def _dual_route(operation: KeyOperation, model: str, binary: str) -> dict[str, A
             **_dual_body(model, binary),
             SCOPE_EXTENSION: f"key:{{name}}:{operation}",
         },
-        "responses": {200: {"content": {OCTET_STREAM: {}}}},
+        "responses": {**_PROBLEMS, 200: {"content": {OCTET_STREAM: {}}}},
     }
 
 

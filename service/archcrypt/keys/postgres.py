@@ -33,6 +33,9 @@ CHANNEL: Final = "archcrypt_keys"
 _SCHEMA_LOCK: Final = 0x61726368  # "arch"
 POOL_MAX: Final = 4
 CONNECT_TIMEOUT_SECONDS: Final = 10
+# How long a request waits for a pooled connection: a store that is down answers 503 after
+# this, instead of holding the request for the pool's default 30 s.
+POOL_WAIT_SECONDS: Final = 2.0
 RECONNECT_SECONDS: Final = 1.0
 
 
@@ -74,6 +77,7 @@ class PostgresKeyStore(KeyStore):
                 kwargs={"connect_timeout": CONNECT_TIMEOUT_SECONDS},
                 # a connection broken by a database restart is replaced, not handed out
                 check=psycopg_pool.ConnectionPool.check_connection,
+                timeout=POOL_WAIT_SECONDS,
                 open=False,
                 name="archcrypt-keys",
             )
