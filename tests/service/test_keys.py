@@ -692,6 +692,29 @@ def test_batches_answer_in_order_with_item_errors(client: httpx.Client) -> None:
     assert_problem(client.post(f"/v1/keys/{name}/seal/batch", json=[1]), 422)
 
 
+def test_batch_at_its_limits(sqlite_deployment: Deployment) -> None:
+    """ARCHCRYPT_MAX_BATCH_MESSAGES (1024) items of ARCHCRYPT_MAX_BATCH_BYTES (4 MiB) in all,
+    with AAD: accepted (the body limit follows from them); one byte more: 413. (The limits
+    are the routes', the same on either store: one backend is enough.)"""
+    with sqlite_deployment.client() as client:
+        at_limits(client)
+
+
+def at_limits(client: httpx.Client) -> None:
+    name = create(client)
+    plaintext, aad = b64(bytes(4095)), b64(b"a")
+    items = [{"plaintext": plaintext, "aad": aad} for _ in range(1024)]
+    full = client.post(f"/v1/keys/{name}/seal/batch", json={"items": items})
+    assert full.status_code == 200, full.text[:300]
+    assert all(set(i) == {"ciphertext", "key_version"} for i in full.json()["items"])
+    items[0] = {"plaintext": b64(bytes(4096)), "aad": aad}
+    assert_problem(client.post(f"/v1/keys/{name}/seal/batch", json={"items": items}), 413)
+    assert_problem(
+        client.post(f"/v1/keys/{name}/seal/batch", json={"items": [{"plaintext": ""}] * 1025}),
+        422,
+    )
+
+
 # ---- usage and the nonce budget ---------------------------------------------------------------
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
 from .. import crypto
+from ..config import Settings
 from ..errors import (
     AUTHENTICATION_FAILED,
     BASE64_ERROR_TYPE,
@@ -57,9 +58,9 @@ from ..keys import format as ctfmt
 from ..keys.metrics import KeyLevelCollector, KeyMetrics
 from ..keys.store import KeyRecord
 from ..keys.types import DEFAULT_KEY_TYPE, KeyOperation, KeyTypeName
+from ..middleware import set_body_limit
 from .common import Base64In, Base64Out, RequestModel, ResponseModel, decode_base64
 from .deps import CryptoRunner, JsonBodyRoute, Runner, ServiceState, get_runner, is_json, media_type
-from .hash_batch import BatchBodyRoute
 
 logger = logging.getLogger("archcrypt")
 
@@ -623,7 +624,31 @@ admin = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=JsonBodyRoute)
 plain = APIRouter(prefix="/v1/keys", tags=["keys"])
 operations = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=JsonBodyRoute)
 dual = APIRouter(prefix="/v1/keys", tags=["keys"])
-batches = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=BatchBodyRoute)
+
+
+def batch_body_limit(settings: Settings) -> int:
+    """The largest JSON body the batch limits allow: every item's bytes at their base64 size
+    (4 characters per 3 bytes, rounded up for each of an item's two fields), 64 characters
+    an item for its field names, quotes, braces and commas, and room for the envelope."""
+    n, total = settings.max_batch_messages, settings.max_batch_bytes
+    return 4 * (total // 3 + 2 * n) + 64 * n + 1024
+
+
+class KeyBatchRoute(JsonBodyRoute):
+    """JSON only, under the batch's own body limit, set before the body is read."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def limited(request: Request) -> Response:
+            state: ServiceState = request.app.state.archcrypt
+            set_body_limit(request.scope, batch_body_limit(state.settings))
+            return await handler(request)
+
+        return limited
+
+
+batches = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=KeyBatchRoute)
 
 
 def _info(keys: NamedKeys, request: Request, record: KeyRecord) -> KeyInfo:
