@@ -782,7 +782,10 @@ def test_metrics_per_key_are_bounded(deployment: Deployment) -> None:
         for name in names:
             seal(client, name, b"x")
         open_(client, names[0], "archcrypt:v1:AAAA")
+        missing = unique("missing")
+        assert client.post(f"/v1/keys/{missing}/seal", json={"plaintext": ""}).status_code == 404
         text = client.get("/metrics").text
+    assert f'key="{missing}"' not in text  # a name that does not exist takes no label
     assert metric_value(text, "archcrypt_key_operations_total", operation="seal", outcome="ok") >= 6
     labels = {
         line.split('key="', 1)[1].split('"', 1)[0]

@@ -24,6 +24,7 @@ Status codes beyond the common ones:
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -535,10 +536,12 @@ class Operations:
 
 
 async def _key(ops: Operations, call: KeyCall, request: Request) -> LoadedKey:
+    # Only a key that exists is counted under its name: a client asking for names that do
+    # not exist (or while the store is down) must not take label values (see KeyMetrics).
+    key = await ops.service.key(call.name)
     try:
-        key = await ops.service.key(call.name)
         key.require(call.operation)
-    except Exception as exc:
+    except key_errors.KeyTypeMismatchError as exc:
         ops.observe(call.name, call.operation, exc)
         raise
     return key
@@ -651,11 +654,15 @@ class KeyBatchRoute(JsonBodyRoute):
 batches = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=KeyBatchRoute)
 
 
-def _info(keys: NamedKeys, request: Request, record: KeyRecord) -> KeyInfo:
+async def _admin(keys: NamedKeys, request: Request, work: Callable[[], Any]) -> Any:
+    """work() (blocking: a worker thread) and the metadata of the record(s) it returns, with
+    this instance's counts not yet in the store."""
     state: ServiceState = request.app.state.archcrypt
-    return key_info(
-        record, keys.service.pending_usage(record.name), state.settings.chacha20_nonce_budget
-    )
+    budget = state.settings.chacha20_nonce_budget
+    result, usage = await anyio.to_thread.run_sync(keys.service.with_usage, work)
+    if isinstance(result, list):
+        return KeyList(keys=[key_info(r, usage.of(r.name), budget) for r in result])
+    return key_info(result, usage.of(result.name), budget)
 
 
 @admin.post("", status_code=201, dependencies=[AdminScope], **_scoped("keys:admin"))
@@ -664,31 +671,33 @@ async def create_key(
 ) -> KeyInfo:
     """Create a key with one version; 409 when the name is taken."""
     request.scope[KEY_NAME_KEY] = body.name
-    record = await anyio.to_thread.run_sync(keys.service.create, body.name, body.type)
-    return _info(keys, request, record)
+    info: KeyInfo = await _admin(
+        keys, request, functools.partial(keys.service.create, body.name, body.type)
+    )
+    return info
 
 
 @plain.get("", dependencies=[ReadScope], **_scoped("keys:read"))
 async def list_keys(keys: Keys, runner: Runner, request: Request) -> KeyList:
     """Every key's metadata; never material."""
-    records = await anyio.to_thread.run_sync(keys.service.store.list_keys)
-    return KeyList(keys=[_info(keys, request, r) for r in records])
+    listed: KeyList = await _admin(keys, request, keys.service.store.list_keys)
+    return listed
 
 
 @plain.get("/{name}", dependencies=[ReadScope], **_scoped("keys:read"))
 async def show_key(name: Name, keys: Keys, runner: Runner, request: Request) -> KeyInfo:
     """One key's metadata: versions with their usage, primary and minimum versions."""
     request.scope[KEY_NAME_KEY] = name
-    record = await anyio.to_thread.run_sync(keys.service.record, name)
-    return _info(keys, request, record)
+    info: KeyInfo = await _admin(keys, request, functools.partial(keys.service.record, name))
+    return info
 
 
 @plain.post("/{name}/rotate", dependencies=[AdminScope], **_scoped("keys:admin"))
 async def rotate_key(name: Name, keys: Keys, runner: Runner, request: Request) -> KeyInfo:
     """A new version becomes primary; older ones still open and verify."""
     request.scope[KEY_NAME_KEY] = name
-    record = await anyio.to_thread.run_sync(keys.service.rotate, name)
-    return _info(keys, request, record)
+    info: KeyInfo = await _admin(keys, request, functools.partial(keys.service.rotate, name))
+    return info
 
 
 @admin.patch("/{name}", dependencies=[AdminScope], **_scoped("keys:admin"))
@@ -697,10 +706,11 @@ async def patch_key(
 ) -> KeyInfo:
     """Set min_decryption_version (1 to the primary version) and/or deletion_allowed."""
     request.scope[KEY_NAME_KEY] = name
-    record = await anyio.to_thread.run_sync(
+    update = functools.partial(
         keys.service.update, name, body.min_decryption_version, body.deletion_allowed
     )
-    return _info(keys, request, record)
+    info: KeyInfo = await _admin(keys, request, update)
+    return info
 
 
 @plain.delete("/{name}", status_code=204, dependencies=[AdminScope], **_scoped("keys:admin"))

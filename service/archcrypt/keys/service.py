@@ -26,10 +26,10 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 import anyio.to_thread
 
@@ -57,6 +57,17 @@ MISSING_TTL_SECONDS: Final = 1.0
 MAX_NONCE_BLOCK: Final = 65_536
 
 BudgetAction = Literal["rotate", "refuse"]
+T = TypeVar("T")
+
+
+class Usage:
+    """Counts of seals or MACs not yet added to the store, by key and version."""
+
+    def __init__(self, counts: Mapping[tuple[str, int], int]) -> None:
+        self._counts = dict(counts)
+
+    def of(self, name: str) -> dict[int, int]:
+        return {v: n for (k, v), n in self._counts.items() if k == name}
 
 
 @dataclass(frozen=True)
@@ -111,7 +122,8 @@ class KeyService:
         self._blocks: dict[tuple[str, str, int], _NonceBlock] = {}
         self._reserve_locks: dict[str, asyncio.Lock] = {}
         self._usage: dict[tuple[str, int], int] = {}
-        self._usage_lock = threading.Lock()
+        self._usage_lock = threading.Lock()  # the counts (taken on the event loop: brief)
+        self._flush_lock = threading.Lock()  # a flush's swap and store write, as one
         self.levels: tuple[PrimaryLevel, ...] = ()
         self._levels_stale = False
         self._stop = threading.Event()
@@ -325,20 +337,25 @@ class KeyService:
         with self._usage_lock:
             self._usage[name, version] = self._usage.get((name, version), 0) + count
 
-    def pending_usage(self, name: str) -> dict[int, int]:
-        with self._usage_lock:
-            return {v: n for (k, v), n in self._usage.items() if k == name}
+    def with_usage(self, read: Callable[[], T]) -> tuple[T, Usage]:
+        """read() (a store read), and the counts not yet in the store at that moment: a flush
+        cannot run in between, so a count is never in neither nor in both."""
+        with self._flush_lock:
+            result = read()
+            with self._usage_lock:
+                return result, Usage(self._usage)
 
     def flush_usage(self) -> None:
-        with self._usage_lock:
-            pending, self._usage = self._usage, {}
-        if not pending:
-            return
-        try:
-            self.store.add_usage(pending)
-        except StoreError:
-            self.count_back(pending)
-            raise
+        with self._flush_lock:
+            with self._usage_lock:
+                pending, self._usage = self._usage, {}
+            if not pending:
+                return
+            try:
+                self.store.add_usage(pending)
+            except StoreError:
+                self.count_back(pending)
+                raise
 
     def count_back(self, pending: Mapping[tuple[str, int], int]) -> None:
         with self._usage_lock:
