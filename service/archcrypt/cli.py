@@ -69,6 +69,7 @@ def serve(host: str | None, port: int | None, log_level: str | None, workers: in
     except ValidationError as exc:
         raise click.ClickException(f"invalid settings:\n{exc}") from None
     _init()  # before uvicorn, so a configuration error reads as one
+    _check_key_store(settings)  # likewise: a store or KEK that cannot work stops here
     # Before anything imports prometheus_client: it picks its mode once, at import.
     _prepare_multiprocess_metrics(settings.workers)
     common: dict[str, Any] = {
@@ -89,6 +90,12 @@ def serve(host: str | None, port: int | None, log_level: str | None, workers: in
             if value is not None:
                 os.environ[f"ARCHCRYPT_{name.upper()}"] = str(value)
         uvicorn.run("archcrypt.app:create_app", factory=True, workers=settings.workers, **common)
+
+
+def _check_key_store(settings: Any) -> None:
+    from .keys.cli import open_checked
+
+    open_checked(settings).close()
 
 
 def _prepare_multiprocess_metrics(workers: int) -> None:

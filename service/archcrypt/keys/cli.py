@@ -52,14 +52,19 @@ def _failures() -> Iterator[None]:
         raise click.ClickException(str(exc)) from None
 
 
+def open_checked(settings: Settings) -> KeyService:
+    """The key service, or a usage error that says what is wrong with the store or KEK."""
+    with _failures():
+        return open_key_service(settings)
+
+
 @contextmanager
 def _service() -> Iterator[KeyService]:
-    with _failures():
-        service = open_key_service(_settings())
-        try:
-            yield service
-        finally:
-            service.close()
+    service = open_checked(_settings())
+    try:
+        yield service
+    finally:
+        service.close()
 
 
 def _metadata(record: KeyRecord, budget: int) -> dict[str, Any]:
