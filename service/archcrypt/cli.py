@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from copy import deepcopy
 from pathlib import Path
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
@@ -22,6 +22,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import __version__, benchmark, crypto
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 DEFAULT_SIZES = (64, 1024, 16384, 65536, 1048576)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
@@ -92,7 +95,7 @@ def serve(host: str | None, port: int | None, log_level: str | None, workers: in
         uvicorn.run("archcrypt.app:create_app", factory=True, workers=settings.workers, **common)
 
 
-def _check_key_store(settings: Any) -> None:
+def _check_key_store(settings: Settings) -> None:
     from .keys.cli import open_checked
 
     open_checked(settings).close()
