@@ -15,7 +15,7 @@ VENV=${VENV:-.venv}
 # tests (tests/images): buildah and podman with runc (no Docker engine), debootstrap for the
 # local base image. For the named-key tests a real PostgreSQL (the tests make a throwaway
 # cluster with initdb and run it as the postgres user; they need no system cluster).
-# Only what is missing is installed.
+# wrk drives `make bench-service`. Only what is missing is installed.
 debian_packages=(
     build-essential make
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross
@@ -26,6 +26,7 @@ debian_packages=(
     prometheus
     postgresql
     buildah podman runc containernetworking-plugins
+    wrk
 )
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -79,7 +80,7 @@ stamp="$VENV/.archcrypt-installed"
 if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" || setup.py -nt "$stamp" ]]; then
     echo "setup: installing archcrypt and its test dependencies into $VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q -e '.[test]'
+    "$VENV/bin/python" -m pip install -q -e '.[test,bench]'
     touch "$stamp"
 else
     # Editable install: Python changes are live; bring the C library and the cffi

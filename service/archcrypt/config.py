@@ -72,6 +72,13 @@ class Settings(BaseSettings):
             "more switch the metrics to prometheus-client's multiprocess mode."
         ),
     )
+    benchmark_null_route: bool = Field(
+        default=False,
+        description=(
+            "Serve POST /v1/bench/null, which reads the body and sends it back: the ceiling "
+            "of a binary route, for `make bench-service` only. Never on in production."
+        ),
+    )
     benchmark_enabled: bool = Field(
         default=True,
         description=(

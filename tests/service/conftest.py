@@ -95,9 +95,7 @@ def serve_subprocess(log_dir: Path, *args: str, **env: str) -> Iterator[Server]:
 
 
 def _wait_ready(process: subprocess.Popen[bytes], server: Server) -> None:
-    wait_until_ready(
-        process, f"{server.base_url}/readyz", server.log, STARTUP_TIMEOUT, "server"
-    )
+    wait_until_ready(process, f"{server.base_url}/readyz", server.log, STARTUP_TIMEOUT, "server")
 
 
 @pytest.fixture(scope="session")
@@ -118,6 +116,27 @@ def stream_limited_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         ARCHCRYPT_MAX_BODY_BYTES=str(MAX_BODY_BYTES),
         ARCHCRYPT_MAX_STREAM_BYTES=str(STREAM_LIMIT_BYTES),
     )
+
+
+# Batch limits of the `limited` instance: 8 items, 4 KiB in all.
+LIMIT_MESSAGES = 8
+LIMIT_BYTES = 4096
+
+
+@pytest.fixture(scope="session")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """An instance with small batch limits (every batch route's limits at their edges)."""
+    yield from serve_subprocess(
+        tmp_path_factory.mktemp("batch-limited"),
+        ARCHCRYPT_MAX_BATCH_MESSAGES=str(LIMIT_MESSAGES),
+        ARCHCRYPT_MAX_BATCH_BYTES=str(LIMIT_BYTES),
+    )
+
+
+@pytest.fixture(scope="session")
+def limited_client(limited: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=limited.base_url, timeout=60.0) as http:
+        yield http
 
 
 @pytest.fixture(scope="session")

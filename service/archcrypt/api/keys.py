@@ -25,29 +25,24 @@ Status codes beyond the common ones:
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, TypeVar
 
 import anyio.to_thread
-from fastapi import APIRouter, Body, Depends, FastAPI, Path, Request, Response
-from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, Field, ValidationError
-from pydantic_core import PydanticCustomError
+from fastapi import APIRouter, Depends, FastAPI, Path, Request, Response
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .. import crypto
-from ..config import Settings
 from ..errors import (
     AUTHENTICATION_FAILED,
-    BASE64_ERROR_TYPE,
     CONTENT_TOO_LARGE,
-    INVALID_ENCODING,
     NOT_FOUND,
     PROBLEM_TYPE_BASE,
-    UNSUPPORTED_MEDIA_TYPE,
     VALIDATION_FAILED,
     ProblemError,
     ProblemType,
@@ -59,11 +54,24 @@ from ..keys import format as ctfmt
 from ..keys.metrics import KeyLevelCollector, KeyMetrics
 from ..keys.store import KeyRecord
 from ..keys.types import DEFAULT_KEY_TYPE, KeyOperation, KeyTypeName
-from ..middleware import set_body_limit
-from .common import Base64In, Base64Out, RequestModel, ResponseModel, decode_base64
-from .deps import CryptoRunner, JsonBodyRoute, Runner, ServiceState, get_runner, is_json, media_type
+from .common import Base64In, Base64Out, RequestModel, ResponseModel
+from .deps import CryptoRunner, JsonBodyRoute, OperationRoute, ServiceState, runner_of
+from .docs import json_body_docs, operation_docs
+from .wire import (
+    BatchLimits,
+    body_kind,
+    header_bytes,
+    item_problem,
+    json_response,
+    octet_response,
+    parse_batch,
+    parse_json,
+    problem_value,
+    read_body,
+)
 
 logger = logging.getLogger("archcrypt")
+M = TypeVar("M", bound=BaseModel)
 
 REQUIRED_SCOPE_KEY: Final = "archcrypt.required_scope"
 KEY_NAME_KEY: Final = "archcrypt.key_name"
@@ -218,21 +226,20 @@ class KeyCall:
     ops: Operations
 
 
-def _key_call(operation: KeyOperation) -> Callable[..., Awaitable[KeyCall]]:
-    # One dependency for all of it: each level of dependency costs FastAPI microseconds.
-    async def dependency(request: Request, name: Name) -> KeyCall:
-        scope = f"key:{name}:{operation}"
-        request.scope[REQUIRED_SCOPE_KEY] = scope
-        request.scope[KEY_NAME_KEY] = name
-        ops = Operations(request.app.state.archcrypt_keys, await get_runner(request))
-        return KeyCall(name, operation, scope, ops)
-
-    return dependency
+def _call(request: Request, name: str, operation: KeyOperation) -> KeyCall:
+    """The first thing each key operation does: name its scope, check readiness, get its
+    operations. (A plain call, not a dependency: OperationRoute solves none.)"""
+    scope = f"key:{name}:{operation}"
+    request.scope[REQUIRED_SCOPE_KEY] = scope
+    request.scope[KEY_NAME_KEY] = name
+    ops = Operations(request.app.state.archcrypt_keys, runner_of(request))
+    return KeyCall(name, operation, scope, ops)
 
 
 def _admin_scope(scope: Literal["keys:admin", "keys:read"]) -> Callable[..., Awaitable[None]]:
     async def dependency(request: Request) -> None:
         request.scope[REQUIRED_SCOPE_KEY] = scope
+        runner_of(request)  # 503 until the startup self-test has passed
 
     return dependency
 
@@ -258,12 +265,6 @@ def _scoped(template: str) -> dict[str, Any]:
     return {"openapi_extra": {SCOPE_EXTENSION: template}, "responses": _PROBLEMS}
 
 
-SealCall = Annotated[KeyCall, Depends(_key_call("seal"))]
-OpenCall = Annotated[KeyCall, Depends(_key_call("open"))]
-RewrapCall = Annotated[KeyCall, Depends(_key_call("rewrap"))]
-DatakeyCall = Annotated[KeyCall, Depends(_key_call("datakey"))]
-MacCall = Annotated[KeyCall, Depends(_key_call("mac"))]
-VerifyCall = Annotated[KeyCall, Depends(_key_call("verify"))]
 AdminScope = Depends(_admin_scope("keys:admin"))
 ReadScope = Depends(_admin_scope("keys:read"))
 
@@ -576,93 +577,16 @@ async def _single(
 # ---- request parsing for the routes that take JSON or binary --------------------------------
 
 
-def _body_errors(exc: ValidationError) -> RequestValidationError:
-    return RequestValidationError(
-        [{**error, "loc": ("body", *error["loc"])} for error in exc.errors()]
-    )
-
-
-def _parse_json(model: type[BaseModel], raw: bytes) -> Any:
-    if not raw:
-        raise RequestValidationError(
-            [{"type": "missing", "loc": ("body",), "msg": "Field required"}]
-        )
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as exc:
-        raise _body_errors(exc) from None
-
-
-def _aad_header(request: Request) -> bytes:
-    value = request.headers.get(AAD_HEADER)
-    if value is None:
-        return b""
-    try:
-        return decode_base64(value)
-    except PydanticCustomError:
-        raise ProblemError(
-            INVALID_ENCODING, "The Archcrypt-AAD header is not canonical standard base64."
-        ) from None
-
-
-def _binary_or_json(request: Request) -> bool:
-    media = media_type(request)
-    if media == OCTET_STREAM:
-        return True
-    if is_json(media):
-        return False
-    raise ProblemError(
-        UNSUPPORTED_MEDIA_TYPE, "This route takes application/json or application/octet-stream."
-    )
-
-
-def _dual_body(model: str, binary: str) -> dict[str, Any]:
-    return {
-        "requestBody": {
-            "required": True,
-            "content": {
-                "application/json": {"schema": {"$ref": f"#/components/schemas/{model}"}},
-                OCTET_STREAM: {
-                    "schema": {"type": "string", "format": "binary"},
-                    "description": binary,
-                },
-            },
-        }
-    }
-
-
 # ---- administration -------------------------------------------------------------------------
 
 admin = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=JsonBodyRoute)
 # GET, DELETE and rotate take no body, so no Content-Type is asked of them
 plain = APIRouter(prefix="/v1/keys", tags=["keys"])
-operations = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=JsonBodyRoute)
-dual = APIRouter(prefix="/v1/keys", tags=["keys"])
+operations = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=OperationRoute)
+dual = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=OperationRoute)
 
 
-def batch_body_limit(settings: Settings) -> int:
-    """The largest JSON body the batch limits allow: every item's bytes at their base64 size
-    (4 characters per 3 bytes, rounded up for each of an item's two fields), 64 characters
-    an item for its field names, quotes, braces and commas, and room for the envelope."""
-    n, total = settings.max_batch_messages, settings.max_batch_bytes
-    return 4 * (total // 3 + 2 * n) + 64 * n + 1024
-
-
-class KeyBatchRoute(JsonBodyRoute):
-    """JSON only, under the batch's own body limit, set before the body is read."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def limited(request: Request) -> Response:
-            state: ServiceState = request.app.state.archcrypt
-            set_body_limit(request.scope, batch_body_limit(state.settings))
-            return await handler(request)
-
-        return limited
-
-
-batches = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=KeyBatchRoute)
+batches = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=OperationRoute)
 
 
 async def _admin(keys: NamedKeys, request: Request, work: Callable[[], Any]) -> Any:
@@ -677,9 +601,7 @@ async def _admin(keys: NamedKeys, request: Request, work: Callable[[], Any]) -> 
 
 
 @admin.post("", status_code=201, dependencies=[AdminScope], **_scoped("keys:admin"))
-async def create_key(
-    body: CreateKeyRequest, keys: Keys, runner: Runner, request: Request
-) -> KeyInfo:
+async def create_key(body: CreateKeyRequest, keys: Keys, request: Request) -> KeyInfo:
     """Create a key with one version; 409 when the name is taken."""
     request.scope[KEY_NAME_KEY] = body.name
     info: KeyInfo = await _admin(
@@ -689,14 +611,14 @@ async def create_key(
 
 
 @plain.get("", dependencies=[ReadScope], **_scoped("keys:read"))
-async def list_keys(keys: Keys, runner: Runner, request: Request) -> KeyList:
+async def list_keys(keys: Keys, request: Request) -> KeyList:
     """Every key's metadata; never material."""
     listed: KeyList = await _admin(keys, request, keys.service.store.list_keys)
     return listed
 
 
 @plain.get("/{name}", dependencies=[ReadScope], **_scoped("keys:read"))
-async def show_key(name: Name, keys: Keys, runner: Runner, request: Request) -> KeyInfo:
+async def show_key(name: Name, keys: Keys, request: Request) -> KeyInfo:
     """One key's metadata: versions with their usage, primary and minimum versions."""
     request.scope[KEY_NAME_KEY] = name
     info: KeyInfo = await _admin(keys, request, functools.partial(keys.service.record, name))
@@ -704,7 +626,7 @@ async def show_key(name: Name, keys: Keys, runner: Runner, request: Request) -> 
 
 
 @plain.post("/{name}/rotate", dependencies=[AdminScope], **_scoped("keys:admin"))
-async def rotate_key(name: Name, keys: Keys, runner: Runner, request: Request) -> KeyInfo:
+async def rotate_key(name: Name, keys: Keys, request: Request) -> KeyInfo:
     """A new version becomes primary; older ones still open and verify."""
     request.scope[KEY_NAME_KEY] = name
     info: KeyInfo = await _admin(keys, request, functools.partial(keys.service.rotate, name))
@@ -712,9 +634,7 @@ async def rotate_key(name: Name, keys: Keys, runner: Runner, request: Request) -
 
 
 @admin.patch("/{name}", dependencies=[AdminScope], **_scoped("keys:admin"))
-async def patch_key(
-    name: Name, body: PatchKeyRequest, keys: Keys, runner: Runner, request: Request
-) -> KeyInfo:
+async def patch_key(name: Name, body: PatchKeyRequest, keys: Keys, request: Request) -> KeyInfo:
     """Set min_decryption_version (1 to the primary version) and/or deletion_allowed."""
     request.scope[KEY_NAME_KEY] = name
     update = functools.partial(
@@ -725,7 +645,7 @@ async def patch_key(
 
 
 @plain.delete("/{name}", status_code=204, dependencies=[AdminScope], **_scoped("keys:admin"))
-async def delete_key(name: Name, keys: Keys, runner: Runner, request: Request) -> Response:
+async def delete_key(name: Name, keys: Keys, request: Request) -> Response:
     """Delete the key and all its versions: what they sealed can never be opened again.
     409 unless deletion_allowed was set."""
     request.scope[KEY_NAME_KEY] = name
@@ -745,177 +665,205 @@ _BINARY_OPEN = (
 )
 
 
-def _dual_route(operation: KeyOperation, model: str, binary: str) -> dict[str, Any]:
+def _binary_response(request: Request, content: bytes, version: int) -> Response:
+    request.scope[KEY_VERSION_KEY] = version
+    return octet_response(content, {KEY_VERSION_HEADER: str(version)})
+
+
+def _json(model: BaseModel) -> Response:
+    return json_response(model.model_dump_json().encode("utf-8"))
+
+
+def _docs(template: str, docs: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """A route's documentation (service's docs helpers) with its scope and problems."""
     return {
-        "openapi_extra": {
-            **_dual_body(model, binary),
-            SCOPE_EXTENSION: f"key:{{name}}:{operation}",
-        },
-        "responses": {**_PROBLEMS, 200: {"content": {OCTET_STREAM: {}}}},
+        **docs,
+        "response_model": model,
+        "openapi_extra": {**docs.get("openapi_extra", {}), SCOPE_EXTENSION: template},
+        "responses": {**_PROBLEMS, **docs.get("responses", {})},
     }
 
 
-def _binary_response(request: Request, content: bytes, version: int) -> Response:
-    request.scope[KEY_VERSION_KEY] = version
-    return Response(content, media_type=OCTET_STREAM, headers={KEY_VERSION_HEADER: str(version)})
+_AAD_HEADERS: Final = {"Archcrypt-AAD": ("Associated data, base64.", False)}
+_VERSION_HEADERS: Final = {KEY_VERSION_HEADER: "The key version that sealed (or made) it."}
 
 
-@dual.post("/{name}/seal", **_dual_route("seal", "SealRequest", _BINARY_SEAL))
-async def seal(call: SealCall, request: Request) -> Any:
+@dual.post(
+    "/{name}/seal",
+    **_docs(
+        "key:{name}:seal",
+        operation_docs(
+            SealRequest,
+            body="The plaintext.",
+            headers=_AAD_HEADERS,
+            result="the binary self-describing ciphertext (see the README).",
+            result_headers=_VERSION_HEADERS,
+        ),
+        SealResponse,
+    ),
+)
+async def seal(name: Name, request: Request) -> Response:
     """Seal under the primary version with a nonce drawn by the service."""
+    call = _call(request, name, "seal")
     ops = call.ops
-    binary = _binary_or_json(request)
+    kind = body_kind(request)
+    raw = await read_body(request)
     key = await _key(ops, call, request)
-    if binary:
-        aad = _aad_header(request)
-        plaintext = await request.body()
+    if kind == "binary":
+        aad = header_bytes(request, "Archcrypt-AAD", required=False) or b""
 
         async def work_binary() -> Response:
-            version, nonce, body = await ops.seal(key, plaintext, aad)
+            version, nonce, body = await ops.seal(key, raw, aad)
             return _binary_response(
                 request, ctfmt.aead_binary(key.type, version, nonce, body), version
             )
 
-        return await _single(ops, call, request, work_binary)
-    item = _parse_json(SealRequest, await request.body())
-    return await _single(ops, call, request, lambda: ops.seal_text(key, item))
+        response: Response = await _single(ops, call, request, work_binary)
+        return response
+    item = parse_json(SealRequest, raw)
+    return _json(await _single(ops, call, request, lambda: ops.seal_text(key, item)))
 
 
-@dual.post("/{name}/open", **_dual_route("open", "OpenRequest", _BINARY_OPEN))
-async def open_(call: OpenCall, request: Request) -> Any:
+@dual.post(
+    "/{name}/open",
+    **_docs(
+        "key:{name}:open",
+        operation_docs(
+            OpenRequest,
+            body="A binary self-describing ciphertext.",
+            headers=_AAD_HEADERS,
+            result="the plaintext.",
+            result_headers=_VERSION_HEADERS,
+        ),
+        OpenResponse,
+    ),
+)
+async def open_(name: Name, request: Request) -> Response:
     """Open a ciphertext of any version at or above min_decryption_version."""
+    call = _call(request, name, "open")
     ops = call.ops
-    binary = _binary_or_json(request)
+    kind = body_kind(request)
+    raw = await read_body(request)
     key = await _key(ops, call, request)
-    if binary:
-        aad = _aad_header(request)
-        data = await request.body()
+    if kind == "binary":
+        aad = header_bytes(request, "Archcrypt-AAD", required=False) or b""
 
         async def work_binary() -> Response:
-            sealed = ctfmt.parse_binary(data, key.type)
+            sealed = ctfmt.parse_binary(raw, key.type)
             plaintext = await ops.open(key, sealed, aad)
             return _binary_response(request, plaintext, sealed.version)
 
-        return await _single(ops, call, request, work_binary)
-    item = _parse_json(OpenRequest, await request.body())
-    return await _single(ops, call, request, lambda: ops.open_text(key, item))
+        response: Response = await _single(ops, call, request, work_binary)
+        return response
+    item = parse_json(OpenRequest, raw)
+    return _json(await _single(ops, call, request, lambda: ops.open_text(key, item)))
 
 
 # ---- JSON-only operations -------------------------------------------------------------------
 
 
-@operations.post("/{name}/rewrap", **_scoped("key:{name}:rewrap"))
-async def rewrap(call: RewrapCall, body: RewrapRequest, request: Request) -> SealResponse:
+async def _json_body(request: Request, model: type[M], *, optional: bool = False) -> M:
+    body_kind(request, binary=False)
+    raw = await read_body(request)
+    if optional and not raw:
+        return model()
+    return parse_json(model, raw)
+
+
+@operations.post(
+    "/{name}/rewrap", **_docs("key:{name}:rewrap", json_body_docs(RewrapRequest), SealResponse)
+)
+async def rewrap(name: Name, request: Request) -> Response:
     """Open and seal again under the primary version; the plaintext is not returned."""
-    ops = call.ops
-    key = await _key(ops, call, request)
-    result: SealResponse = await _single(ops, call, request, lambda: ops.rewrap(key, body))
-    return result
+    call = _call(request, name, "rewrap")
+    body = await _json_body(request, RewrapRequest)
+    key = await _key(call.ops, call, request)
+    return _json(await _single(call.ops, call, request, lambda: call.ops.rewrap(key, body)))
 
 
-@operations.post("/{name}/datakey", **_scoped("key:{name}:datakey"))
-async def datakey(
-    call: DatakeyCall,
-    request: Request,
-    body: Annotated[DatakeyRequest | None, Body()] = None,
-) -> DatakeyResponse:
+@operations.post(
+    "/{name}/datakey",
+    **_docs("key:{name}:datakey", json_body_docs(DatakeyRequest), DatakeyResponse),
+)
+async def datakey(name: Name, request: Request) -> Response:
     """A fresh random data key, in the clear and sealed under this key (envelope encryption:
-    encrypt locally with the plaintext, keep only the ciphertext, open it here when needed)."""
-    ops = call.ops
-    bits = (body or DatakeyRequest()).bits
-    key = await _key(ops, call, request)
-    result: DatakeyResponse = await _single(ops, call, request, lambda: ops.datakey(key, bits))
-    return result
+    encrypt locally with the plaintext, keep only the ciphertext, open it here when needed).
+    The body may be empty: 256 bits."""
+    call = _call(request, name, "datakey")
+    bits = (await _json_body(request, DatakeyRequest, optional=True)).bits
+    key = await _key(call.ops, call, request)
+    return _json(await _single(call.ops, call, request, lambda: call.ops.datakey(key, bits)))
 
 
-@operations.post("/{name}/datakey/wrapped", **_scoped("key:{name}:datakey"))
-async def datakey_wrapped(
-    call: DatakeyCall,
-    request: Request,
-    body: Annotated[DatakeyRequest | None, Body()] = None,
-) -> WrappedDatakeyResponse:
+@operations.post(
+    "/{name}/datakey/wrapped",
+    **_docs("key:{name}:datakey", json_body_docs(DatakeyRequest), WrappedDatakeyResponse),
+)
+async def datakey_wrapped(name: Name, request: Request) -> Response:
     """A fresh data key, sealed only: for a caller that stores it now and opens it later."""
-    ops = call.ops
-    bits = (body or DatakeyRequest()).bits
-    key = await _key(ops, call, request)
-    result: DatakeyResponse = await _single(ops, call, request, lambda: ops.datakey(key, bits))
-    return WrappedDatakeyResponse(ciphertext=result.ciphertext, key_version=result.key_version)
+    call = _call(request, name, "datakey")
+    bits = (await _json_body(request, DatakeyRequest, optional=True)).bits
+    key = await _key(call.ops, call, request)
+    result: DatakeyResponse = await _single(
+        call.ops, call, request, lambda: call.ops.datakey(key, bits)
+    )
+    return _json(
+        WrappedDatakeyResponse(ciphertext=result.ciphertext, key_version=result.key_version)
+    )
 
 
-@operations.post("/{name}/mac", **_scoped("key:{name}:mac"))
-async def mac(call: MacCall, body: MacRequest, request: Request) -> MacResponse:
+@operations.post("/{name}/mac", **_docs("key:{name}:mac", json_body_docs(MacRequest), MacResponse))
+async def mac(name: Name, request: Request) -> Response:
     """HMAC of `data` under the primary version."""
-    ops = call.ops
-    key = await _key(ops, call, request)
-    result: MacResponse = await _single(ops, call, request, lambda: ops.mac(key, body))
-    return result
+    call = _call(request, name, "mac")
+    body = await _json_body(request, MacRequest)
+    key = await _key(call.ops, call, request)
+    return _json(await _single(call.ops, call, request, lambda: call.ops.mac(key, body)))
 
 
-@operations.post("/{name}/verify", **_scoped("key:{name}:verify"))
-async def verify(call: VerifyCall, body: VerifyRequest, request: Request) -> VerifyResponse:
+@operations.post(
+    "/{name}/verify", **_docs("key:{name}:verify", json_body_docs(VerifyRequest), VerifyResponse)
+)
+async def verify(name: Name, request: Request) -> Response:
     """Check a tag of any version at or above min_decryption_version, in constant time."""
-    ops = call.ops
-    key = await _key(ops, call, request)
-    result: VerifyResponse = await _single(ops, call, request, lambda: ops.verify(key, body))
-    return result
+    call = _call(request, name, "verify")
+    body = await _json_body(request, VerifyRequest)
+    key = await _key(call.ops, call, request)
+    return _json(await _single(call.ops, call, request, lambda: call.ops.verify(key, body)))
 
 
 # ---- batches --------------------------------------------------------------------------------
 
 
 def _item_problem(exc: BaseException) -> dict[str, Any]:
-    if isinstance(exc, ValidationError):
-        errors = [
-            {"loc": list(e.get("loc", ())), "type": e.get("type"), "msg": e.get("msg")}
-            for e in exc.errors()
-        ]
-        encoding = any(e["type"] == BASE64_ERROR_TYPE for e in errors)
-        problem = INVALID_ENCODING if encoding else VALIDATION_FAILED
-        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
-        return _problem_object(problem, detail, errors=errors)
-    found = problem_of(exc)
-    if found is None:
+    if isinstance(exc, Exception):
+        found = item_problem(exc)  # validation, encoding, authentication (service's wire)
+        if found is not None:
+            return found
+    named = problem_of(exc)
+    if named is None:
         raise exc
-    return _problem_object(found[0], found[1])
-
-
-def _problem_object(problem: ProblemType, detail: str, **extensions: Any) -> dict[str, Any]:
-    return {
-        "type": problem.type,
-        "title": problem.title,
-        "status": problem.status,
-        "detail": detail,
-        **extensions,
-    }
+    return problem_value(named[0], named[1])
 
 
 async def _batch(
     ops: Operations,
     call: KeyCall,
     request: Request,
-    body: BatchRequest,
     model: type[RequestModel],
     size: Callable[[Any], int],
     work: Callable[[LoadedKey, Any], Awaitable[BaseModel]],
-) -> BatchResponse:
-    """Each item validated and run on its own; an item's failure is its problem object."""
+) -> Response:
+    """Counted before it is parsed (service's wire), each item validated and run on its own;
+    an item's failure is its problem object."""
+    body_kind(request, binary=False)
     state: ServiceState = request.app.state.archcrypt
-    settings = state.settings
-    count = len(body.items)
-    if count > settings.max_batch_messages:
-        raise RequestValidationError(
-            [
-                {
-                    "type": "too_long",
-                    "loc": ("body", "items"),
-                    "msg": f"at most {settings.max_batch_messages} items, got {count}",
-                }
-            ]
-        )
+    limits = BatchLimits.of(state.settings, fields_per_item=2)
+    items = parse_batch(await read_body(request, limits.body_limit()), limits)
     key = await _key(ops, call, request)
     parsed: list[Any] = []
     total = 0
-    for raw in body.items:
+    for raw in items:
         try:
             item = model.model_validate(raw)
         except ValidationError as exc:
@@ -923,29 +871,33 @@ async def _batch(
             continue
         total += size(item)
         parsed.append(item)
-    if total > settings.max_batch_bytes:
+    if total > limits.max_bytes:
         raise ProblemError(
             CONTENT_TOO_LARGE,
-            f"the items add up to {total} bytes; the batch limit is {settings.max_batch_bytes}",
+            f"the items add up to {total} bytes; the batch limit is {limits.max_bytes}",
         )
-    results: list[dict[str, Any]] = []
+    out: list[bytes] = []
     ok = 0
     for item in parsed:
         if isinstance(item, ValidationError):
             ops.observe(call.name, call.operation, crypto.InvalidInputError())
-            results.append({"error": _item_problem(item)})
+            out.append(_error_item(_item_problem(item)))
             continue
         try:
             result = await work(key, item)
         except Exception as exc:
             ops.observe(call.name, call.operation, exc)
-            results.append({"error": _item_problem(exc)})
+            out.append(_error_item(_item_problem(exc)))
             continue
         ok += 1
-        results.append(result.model_dump(mode="json"))
+        out.append(result.model_dump_json().encode("utf-8"))
     if ok:
         ops.observe(call.name, call.operation, None, ok)
-    return BatchResponse(items=results)
+    return json_response(b'{"items":[' + b",".join(out) + b"]}")
+
+
+def _error_item(problem: Mapping[str, Any]) -> bytes:
+    return b'{"error":' + json.dumps(problem, separators=(",", ":")).encode("utf-8") + b"}"
 
 
 # item model, its size in bytes (for ARCHCRYPT_MAX_BATCH_BYTES), the operation per item
@@ -958,32 +910,19 @@ _BATCHES: Final[dict[KeyOperation, tuple[type[RequestModel], Callable[[Any], int
 }
 
 
-_CALLS: Final[dict[KeyOperation, Any]] = {
-    "seal": SealCall,
-    "open": OpenCall,
-    "rewrap": RewrapCall,
-    "mac": MacCall,
-    "verify": VerifyCall,
-}
-
-
 def _add_batch_route(operation: KeyOperation) -> None:
     model, size, work = _BATCHES[operation]
+    envelope = create_model(
+        f"Key{operation.capitalize()}BatchRequest",
+        __config__=ConfigDict(extra="forbid", frozen=True),
+        items=(list[model], ...),  # type: ignore[valid-type]
+    )
 
-    async def endpoint(call: KeyCall, body: BatchRequest, request: Request) -> BatchResponse:
+    async def endpoint(name: Name, request: Request) -> Response:
+        call = _call(request, name, operation)
         ops = call.ops
-        return await _batch(
-            ops, call, request, body, model, size, lambda key, item: work(ops, key, item)
-        )
+        return await _batch(ops, call, request, model, size, lambda key, item: work(ops, key, item))
 
-    # Resolved objects, not strings: under `from __future__ import annotations` FastAPI would
-    # evaluate the strings in the module, where this operation's dependency has no name.
-    endpoint.__annotations__ = {
-        "call": _CALLS[operation],
-        "body": BatchRequest,
-        "request": Request,
-        "return": BatchResponse,
-    }
     batches.add_api_route(
         f"/{{name}}/{operation}/batch",
         endpoint,
@@ -992,7 +931,7 @@ def _add_batch_route(operation: KeyOperation) -> None:
         summary=f"{operation.capitalize()} batch",
         description=f"Items of the single {operation} request's shape, answered in order; a "
         'failed item is {"error": <problem>}.',
-        **_scoped(f"key:{{name}}:{operation}"),
+        **_docs(f"key:{{name}}:{operation}", json_body_docs(envelope), BatchResponse),
     )
 
 
