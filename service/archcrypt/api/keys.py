@@ -318,76 +318,76 @@ class KeyList(ResponseModel):
     keys: list[KeyInfo]
 
 
-class SealRequest(RequestModel):
+class KeySealRequest(RequestModel):
     plaintext: Base64In
     aad: Annotated[Base64In, Field(description="Authenticated, not encrypted; needed to open.")] = (
         b""
     )
 
 
-class SealResponse(ResponseModel):
+class KeySealResponse(ResponseModel):
     ciphertext: Ciphertext
     key_version: int
 
 
-class OpenRequest(RequestModel):
+class KeyOpenRequest(RequestModel):
     ciphertext: Ciphertext
     aad: Base64In = b""
 
 
-class OpenResponse(ResponseModel):
+class KeyOpenResponse(ResponseModel):
     plaintext: Base64Out
     key_version: int
 
 
-class RewrapRequest(RequestModel):
+class KeyRewrapRequest(RequestModel):
     ciphertext: Ciphertext
     aad: Annotated[
         Base64In, Field(description="The AAD it was sealed with; it is sealed again with it.")
     ] = b""
 
 
-class DatakeyRequest(RequestModel):
+class KeyDatakeyRequest(RequestModel):
     bits: Literal[128, 256, 512] = 256
 
 
-class DatakeyResponse(ResponseModel):
+class KeyDatakeyResponse(ResponseModel):
     plaintext: Annotated[Base64Out, Field(description="The data key: use it, then forget it.")]
     ciphertext: Annotated[Ciphertext, Field(description="The data key sealed under this key.")]
     key_version: int
 
 
-class WrappedDatakeyResponse(ResponseModel):
+class KeyWrappedDatakeyResponse(ResponseModel):
     ciphertext: Ciphertext
     key_version: int
 
 
-class MacRequest(RequestModel):
+class KeyMacRequest(RequestModel):
     data: Base64In
 
 
-class MacResponse(ResponseModel):
+class KeyMacResponse(ResponseModel):
     tag: Annotated[str, Field(description="archcrypt:v<version>:<base64 tag>")]
     key_version: int
 
 
-class VerifyRequest(RequestModel):
+class KeyVerifyRequest(RequestModel):
     data: Base64In
     tag: str
 
 
-class VerifyResponse(ResponseModel):
+class KeyVerifyResponse(ResponseModel):
     valid: bool
 
 
-class BatchRequest(RequestModel):
+class KeyBatchRequest(RequestModel):
     items: Annotated[
         list[Any],
         Field(description="Single-request bodies; at most ARCHCRYPT_MAX_BATCH_MESSAGES."),
     ]
 
 
-class BatchResponse(ResponseModel):
+class KeyBatchResponse(ResponseModel):
     items: Annotated[
         list[dict[str, Any]],
         Field(description='In order: each the single response or {"error": <problem>}.'),
@@ -470,35 +470,39 @@ class Operations:
             ),
         )
 
-    async def seal_text(self, key: LoadedKey, item: SealRequest) -> SealResponse:
+    async def seal_text(self, key: LoadedKey, item: KeySealRequest) -> KeySealResponse:
         version, nonce, body = await self.seal(key, item.plaintext, item.aad)
-        return SealResponse(ciphertext=ctfmt.aead_text(version, nonce, body), key_version=version)
+        return KeySealResponse(
+            ciphertext=ctfmt.aead_text(version, nonce, body), key_version=version
+        )
 
     def parse(self, key: LoadedKey, text: str) -> ctfmt.Sealed:
         version, payload = ctfmt.parse_text(text)
         return ctfmt.split_aead(key.type, version, payload)
 
-    async def open_text(self, key: LoadedKey, item: OpenRequest) -> OpenResponse:
+    async def open_text(self, key: LoadedKey, item: KeyOpenRequest) -> KeyOpenResponse:
         sealed = self.parse(key, item.ciphertext)
         plaintext = await self.open(key, sealed, item.aad)
-        return OpenResponse(plaintext=plaintext, key_version=sealed.version)
+        return KeyOpenResponse(plaintext=plaintext, key_version=sealed.version)
 
-    async def rewrap(self, key: LoadedKey, item: RewrapRequest) -> SealResponse:
+    async def rewrap(self, key: LoadedKey, item: KeyRewrapRequest) -> KeySealResponse:
         sealed = self.parse(key, item.ciphertext)
         plaintext = await self.open(key, sealed, item.aad, operation="rewrap")
         version, nonce, body = await self.seal(key, plaintext, item.aad, operation="rewrap")
-        return SealResponse(ciphertext=ctfmt.aead_text(version, nonce, body), key_version=version)
+        return KeySealResponse(
+            ciphertext=ctfmt.aead_text(version, nonce, body), key_version=version
+        )
 
-    async def datakey(self, key: LoadedKey, bits: int) -> DatakeyResponse:
+    async def datakey(self, key: LoadedKey, bits: int) -> KeyDatakeyResponse:
         data_key = secrets.token_bytes(bits // 8)
         version, nonce, body = await self.seal(key, data_key, b"", operation="datakey")
-        return DatakeyResponse(
+        return KeyDatakeyResponse(
             plaintext=data_key,
             ciphertext=ctfmt.aead_text(version, nonce, body),
             key_version=version,
         )
 
-    async def mac(self, key: LoadedKey, item: MacRequest) -> MacResponse:
+    async def mac(self, key: LoadedKey, item: KeyMacRequest) -> KeyMacResponse:
         key, version = await self.service.sealing_version(key)
         tag = await self.runner(
             "mac",
@@ -512,9 +516,9 @@ class Operations:
             ),
         )
         self.service.count_use(key.name, version)
-        return MacResponse(tag=ctfmt.to_text(version, tag), key_version=version)
+        return KeyMacResponse(tag=ctfmt.to_text(version, tag), key_version=version)
 
-    async def verify(self, key: LoadedKey, item: VerifyRequest) -> VerifyResponse:
+    async def verify(self, key: LoadedKey, item: KeyVerifyRequest) -> KeyVerifyResponse:
         version, tag = ctfmt.parse_text(item.tag)
         size = crypto.DIGEST_SIZES[key.type.name.removeprefix("hmac-")]
         if len(tag) != size:
@@ -522,7 +526,7 @@ class Operations:
         try:
             key, material = await self.service.material(key, version)
         except key_errors.UnknownVersionError:
-            return VerifyResponse(valid=False)  # no version made it: not a tag of this key
+            return KeyVerifyResponse(valid=False)  # no version made it: not a tag of this key
         valid = await self.runner(
             "verify",
             key.type.name,
@@ -535,7 +539,7 @@ class Operations:
                 tag,
             ),
         )
-        return VerifyResponse(valid=valid)
+        return KeyVerifyResponse(valid=valid)
 
     def observe(self, name: str, operation: str, exc: BaseException | None, count: int = 1) -> None:
         if exc is None:
@@ -616,12 +620,14 @@ def _binary_or_json(request: Request) -> bool:
     )
 
 
-def _dual_body(model: str, binary: str) -> dict[str, Any]:
+def _dual_body(model: type[BaseModel], binary: str) -> dict[str, Any]:
+    # The JSON schema inline: a route that reads its own body puts no model in the
+    # components, so a $ref to one would not resolve.
     return {
         "requestBody": {
             "required": True,
             "content": {
-                "application/json": {"schema": {"$ref": f"#/components/schemas/{model}"}},
+                "application/json": {"schema": model.model_json_schema()},
                 OCTET_STREAM: {
                     "schema": {"type": "string", "format": "binary"},
                     "description": binary,
@@ -745,7 +751,7 @@ _BINARY_OPEN = (
 )
 
 
-def _dual_route(operation: KeyOperation, model: str, binary: str) -> dict[str, Any]:
+def _dual_route(operation: KeyOperation, model: type[BaseModel], binary: str) -> dict[str, Any]:
     return {
         "openapi_extra": {
             **_dual_body(model, binary),
@@ -760,7 +766,7 @@ def _binary_response(request: Request, content: bytes, version: int) -> Response
     return Response(content, media_type=OCTET_STREAM, headers={KEY_VERSION_HEADER: str(version)})
 
 
-@dual.post("/{name}/seal", **_dual_route("seal", "SealRequest", _BINARY_SEAL))
+@dual.post("/{name}/seal", **_dual_route("seal", KeySealRequest, _BINARY_SEAL))
 async def seal(call: SealCall, request: Request) -> Any:
     """Seal under the primary version with a nonce drawn by the service."""
     ops = call.ops
@@ -777,11 +783,11 @@ async def seal(call: SealCall, request: Request) -> Any:
             )
 
         return await _single(ops, call, request, work_binary)
-    item = _parse_json(SealRequest, await request.body())
+    item = _parse_json(KeySealRequest, await request.body())
     return await _single(ops, call, request, lambda: ops.seal_text(key, item))
 
 
-@dual.post("/{name}/open", **_dual_route("open", "OpenRequest", _BINARY_OPEN))
+@dual.post("/{name}/open", **_dual_route("open", KeyOpenRequest, _BINARY_OPEN))
 async def open_(call: OpenCall, request: Request) -> Any:
     """Open a ciphertext of any version at or above min_decryption_version."""
     ops = call.ops
@@ -797,7 +803,7 @@ async def open_(call: OpenCall, request: Request) -> Any:
             return _binary_response(request, plaintext, sealed.version)
 
         return await _single(ops, call, request, work_binary)
-    item = _parse_json(OpenRequest, await request.body())
+    item = _parse_json(KeyOpenRequest, await request.body())
     return await _single(ops, call, request, lambda: ops.open_text(key, item))
 
 
@@ -805,11 +811,11 @@ async def open_(call: OpenCall, request: Request) -> Any:
 
 
 @operations.post("/{name}/rewrap", **_scoped("key:{name}:rewrap"))
-async def rewrap(call: RewrapCall, body: RewrapRequest, request: Request) -> SealResponse:
+async def rewrap(call: RewrapCall, body: KeyRewrapRequest, request: Request) -> KeySealResponse:
     """Open and seal again under the primary version; the plaintext is not returned."""
     ops = call.ops
     key = await _key(ops, call, request)
-    result: SealResponse = await _single(ops, call, request, lambda: ops.rewrap(key, body))
+    result: KeySealResponse = await _single(ops, call, request, lambda: ops.rewrap(key, body))
     return result
 
 
@@ -817,14 +823,14 @@ async def rewrap(call: RewrapCall, body: RewrapRequest, request: Request) -> Sea
 async def datakey(
     call: DatakeyCall,
     request: Request,
-    body: Annotated[DatakeyRequest | None, Body()] = None,
-) -> DatakeyResponse:
+    body: Annotated[KeyDatakeyRequest | None, Body()] = None,
+) -> KeyDatakeyResponse:
     """A fresh random data key, in the clear and sealed under this key (envelope encryption:
     encrypt locally with the plaintext, keep only the ciphertext, open it here when needed)."""
     ops = call.ops
-    bits = (body or DatakeyRequest()).bits
+    bits = (body or KeyDatakeyRequest()).bits
     key = await _key(ops, call, request)
-    result: DatakeyResponse = await _single(ops, call, request, lambda: ops.datakey(key, bits))
+    result: KeyDatakeyResponse = await _single(ops, call, request, lambda: ops.datakey(key, bits))
     return result
 
 
@@ -832,31 +838,31 @@ async def datakey(
 async def datakey_wrapped(
     call: DatakeyCall,
     request: Request,
-    body: Annotated[DatakeyRequest | None, Body()] = None,
-) -> WrappedDatakeyResponse:
+    body: Annotated[KeyDatakeyRequest | None, Body()] = None,
+) -> KeyWrappedDatakeyResponse:
     """A fresh data key, sealed only: for a caller that stores it now and opens it later."""
     ops = call.ops
-    bits = (body or DatakeyRequest()).bits
+    bits = (body or KeyDatakeyRequest()).bits
     key = await _key(ops, call, request)
-    result: DatakeyResponse = await _single(ops, call, request, lambda: ops.datakey(key, bits))
-    return WrappedDatakeyResponse(ciphertext=result.ciphertext, key_version=result.key_version)
+    result: KeyDatakeyResponse = await _single(ops, call, request, lambda: ops.datakey(key, bits))
+    return KeyWrappedDatakeyResponse(ciphertext=result.ciphertext, key_version=result.key_version)
 
 
 @operations.post("/{name}/mac", **_scoped("key:{name}:mac"))
-async def mac(call: MacCall, body: MacRequest, request: Request) -> MacResponse:
+async def mac(call: MacCall, body: KeyMacRequest, request: Request) -> KeyMacResponse:
     """HMAC of `data` under the primary version."""
     ops = call.ops
     key = await _key(ops, call, request)
-    result: MacResponse = await _single(ops, call, request, lambda: ops.mac(key, body))
+    result: KeyMacResponse = await _single(ops, call, request, lambda: ops.mac(key, body))
     return result
 
 
 @operations.post("/{name}/verify", **_scoped("key:{name}:verify"))
-async def verify(call: VerifyCall, body: VerifyRequest, request: Request) -> VerifyResponse:
+async def verify(call: VerifyCall, body: KeyVerifyRequest, request: Request) -> KeyVerifyResponse:
     """Check a tag of any version at or above min_decryption_version, in constant time."""
     ops = call.ops
     key = await _key(ops, call, request)
-    result: VerifyResponse = await _single(ops, call, request, lambda: ops.verify(key, body))
+    result: KeyVerifyResponse = await _single(ops, call, request, lambda: ops.verify(key, body))
     return result
 
 
@@ -893,11 +899,11 @@ async def _batch(
     ops: Operations,
     call: KeyCall,
     request: Request,
-    body: BatchRequest,
+    body: KeyBatchRequest,
     model: type[RequestModel],
     size: Callable[[Any], int],
     work: Callable[[LoadedKey, Any], Awaitable[BaseModel]],
-) -> BatchResponse:
+) -> KeyBatchResponse:
     """Each item validated and run on its own; an item's failure is its problem object."""
     state: ServiceState = request.app.state.archcrypt
     settings = state.settings
@@ -945,16 +951,16 @@ async def _batch(
         results.append(result.model_dump(mode="json"))
     if ok:
         ops.observe(call.name, call.operation, None, ok)
-    return BatchResponse(items=results)
+    return KeyBatchResponse(items=results)
 
 
 # item model, its size in bytes (for ARCHCRYPT_MAX_BATCH_BYTES), the operation per item
 _BATCHES: Final[dict[KeyOperation, tuple[type[RequestModel], Callable[[Any], int], Any]]] = {
-    "seal": (SealRequest, lambda i: len(i.plaintext) + len(i.aad), Operations.seal_text),
-    "open": (OpenRequest, lambda i: len(i.ciphertext) + len(i.aad), Operations.open_text),
-    "rewrap": (RewrapRequest, lambda i: len(i.ciphertext) + len(i.aad), Operations.rewrap),
-    "mac": (MacRequest, lambda i: len(i.data), Operations.mac),
-    "verify": (VerifyRequest, lambda i: len(i.data) + len(i.tag), Operations.verify),
+    "seal": (KeySealRequest, lambda i: len(i.plaintext) + len(i.aad), Operations.seal_text),
+    "open": (KeyOpenRequest, lambda i: len(i.ciphertext) + len(i.aad), Operations.open_text),
+    "rewrap": (KeyRewrapRequest, lambda i: len(i.ciphertext) + len(i.aad), Operations.rewrap),
+    "mac": (KeyMacRequest, lambda i: len(i.data), Operations.mac),
+    "verify": (KeyVerifyRequest, lambda i: len(i.data) + len(i.tag), Operations.verify),
 }
 
 
@@ -970,7 +976,7 @@ _CALLS: Final[dict[KeyOperation, Any]] = {
 def _add_batch_route(operation: KeyOperation) -> None:
     model, size, work = _BATCHES[operation]
 
-    async def endpoint(call: KeyCall, body: BatchRequest, request: Request) -> BatchResponse:
+    async def endpoint(call: KeyCall, body: KeyBatchRequest, request: Request) -> KeyBatchResponse:
         ops = call.ops
         return await _batch(
             ops, call, request, body, model, size, lambda key, item: work(ops, key, item)
@@ -980,9 +986,9 @@ def _add_batch_route(operation: KeyOperation) -> None:
     # evaluate the strings in the module, where this operation's dependency has no name.
     endpoint.__annotations__ = {
         "call": _CALLS[operation],
-        "body": BatchRequest,
+        "body": KeyBatchRequest,
         "request": Request,
-        "return": BatchResponse,
+        "return": KeyBatchResponse,
     }
     batches.add_api_route(
         f"/{{name}}/{operation}/batch",
