@@ -319,76 +319,76 @@ class KeyList(ResponseModel):
     keys: list[KeyInfo]
 
 
-class SealRequest(RequestModel):
+class KeySealRequest(RequestModel):
     plaintext: Base64In
     aad: Annotated[Base64In, Field(description="Authenticated, not encrypted; needed to open.")] = (
         b""
     )
 
 
-class SealResponse(ResponseModel):
+class KeySealResponse(ResponseModel):
     ciphertext: Ciphertext
     key_version: int
 
 
-class OpenRequest(RequestModel):
+class KeyOpenRequest(RequestModel):
     ciphertext: Ciphertext
     aad: Base64In = b""
 
 
-class OpenResponse(ResponseModel):
+class KeyOpenResponse(ResponseModel):
     plaintext: Base64Out
     key_version: int
 
 
-class RewrapRequest(RequestModel):
+class KeyRewrapRequest(RequestModel):
     ciphertext: Ciphertext
     aad: Annotated[
         Base64In, Field(description="The AAD it was sealed with; it is sealed again with it.")
     ] = b""
 
 
-class DatakeyRequest(RequestModel):
+class KeyDatakeyRequest(RequestModel):
     bits: Literal[128, 256, 512] = 256
 
 
-class DatakeyResponse(ResponseModel):
+class KeyDatakeyResponse(ResponseModel):
     plaintext: Annotated[Base64Out, Field(description="The data key: use it, then forget it.")]
     ciphertext: Annotated[Ciphertext, Field(description="The data key sealed under this key.")]
     key_version: int
 
 
-class WrappedDatakeyResponse(ResponseModel):
+class KeyWrappedDatakeyResponse(ResponseModel):
     ciphertext: Ciphertext
     key_version: int
 
 
-class MacRequest(RequestModel):
+class KeyMacRequest(RequestModel):
     data: Base64In
 
 
-class MacResponse(ResponseModel):
+class KeyMacResponse(ResponseModel):
     tag: Annotated[str, Field(description="archcrypt:v<version>:<base64 tag>")]
     key_version: int
 
 
-class VerifyRequest(RequestModel):
+class KeyVerifyRequest(RequestModel):
     data: Base64In
     tag: str
 
 
-class VerifyResponse(ResponseModel):
+class KeyVerifyResponse(ResponseModel):
     valid: bool
 
 
-class BatchRequest(RequestModel):
+class KeyBatchRequest(RequestModel):
     items: Annotated[
         list[Any],
         Field(description="Single-request bodies; at most ARCHCRYPT_MAX_BATCH_MESSAGES."),
     ]
 
 
-class BatchResponse(ResponseModel):
+class KeyBatchResponse(ResponseModel):
     items: Annotated[
         list[dict[str, Any]],
         Field(description='In order: each the single response or {"error": <problem>}.'),
@@ -471,35 +471,39 @@ class Operations:
             ),
         )
 
-    async def seal_text(self, key: LoadedKey, item: SealRequest) -> SealResponse:
+    async def seal_text(self, key: LoadedKey, item: KeySealRequest) -> KeySealResponse:
         version, nonce, body = await self.seal(key, item.plaintext, item.aad)
-        return SealResponse(ciphertext=ctfmt.aead_text(version, nonce, body), key_version=version)
+        return KeySealResponse(
+            ciphertext=ctfmt.aead_text(version, nonce, body), key_version=version
+        )
 
     def parse(self, key: LoadedKey, text: str) -> ctfmt.Sealed:
         version, payload = ctfmt.parse_text(text)
         return ctfmt.split_aead(key.type, version, payload)
 
-    async def open_text(self, key: LoadedKey, item: OpenRequest) -> OpenResponse:
+    async def open_text(self, key: LoadedKey, item: KeyOpenRequest) -> KeyOpenResponse:
         sealed = self.parse(key, item.ciphertext)
         plaintext = await self.open(key, sealed, item.aad)
-        return OpenResponse(plaintext=plaintext, key_version=sealed.version)
+        return KeyOpenResponse(plaintext=plaintext, key_version=sealed.version)
 
-    async def rewrap(self, key: LoadedKey, item: RewrapRequest) -> SealResponse:
+    async def rewrap(self, key: LoadedKey, item: KeyRewrapRequest) -> KeySealResponse:
         sealed = self.parse(key, item.ciphertext)
         plaintext = await self.open(key, sealed, item.aad, operation="rewrap")
         version, nonce, body = await self.seal(key, plaintext, item.aad, operation="rewrap")
-        return SealResponse(ciphertext=ctfmt.aead_text(version, nonce, body), key_version=version)
+        return KeySealResponse(
+            ciphertext=ctfmt.aead_text(version, nonce, body), key_version=version
+        )
 
-    async def datakey(self, key: LoadedKey, bits: int) -> DatakeyResponse:
+    async def datakey(self, key: LoadedKey, bits: int) -> KeyDatakeyResponse:
         data_key = secrets.token_bytes(bits // 8)
         version, nonce, body = await self.seal(key, data_key, b"", operation="datakey")
-        return DatakeyResponse(
+        return KeyDatakeyResponse(
             plaintext=data_key,
             ciphertext=ctfmt.aead_text(version, nonce, body),
             key_version=version,
         )
 
-    async def mac(self, key: LoadedKey, item: MacRequest) -> MacResponse:
+    async def mac(self, key: LoadedKey, item: KeyMacRequest) -> KeyMacResponse:
         key, version = await self.service.sealing_version(key)
         tag = await self.runner(
             "mac",
@@ -513,9 +517,9 @@ class Operations:
             ),
         )
         self.service.count_use(key.name, version)
-        return MacResponse(tag=ctfmt.to_text(version, tag), key_version=version)
+        return KeyMacResponse(tag=ctfmt.to_text(version, tag), key_version=version)
 
-    async def verify(self, key: LoadedKey, item: VerifyRequest) -> VerifyResponse:
+    async def verify(self, key: LoadedKey, item: KeyVerifyRequest) -> KeyVerifyResponse:
         version, tag = ctfmt.parse_text(item.tag)
         size = crypto.DIGEST_SIZES[key.type.name.removeprefix("hmac-")]
         if len(tag) != size:
@@ -523,7 +527,7 @@ class Operations:
         try:
             key, material = await self.service.material(key, version)
         except key_errors.UnknownVersionError:
-            return VerifyResponse(valid=False)  # no version made it: not a tag of this key
+            return KeyVerifyResponse(valid=False)  # no version made it: not a tag of this key
         valid = await self.runner(
             "verify",
             key.type.name,
@@ -536,7 +540,7 @@ class Operations:
                 tag,
             ),
         )
-        return VerifyResponse(valid=valid)
+        return KeyVerifyResponse(valid=valid)
 
     def observe(self, name: str, operation: str, exc: BaseException | None, count: int = 1) -> None:
         if exc is None:
@@ -693,13 +697,13 @@ _VERSION_HEADERS: Final = {KEY_VERSION_HEADER: "The key version that sealed (or 
     **_docs(
         "key:{name}:seal",
         operation_docs(
-            SealRequest,
+            KeySealRequest,
             body="The plaintext.",
             headers=_AAD_HEADERS,
             result="the binary self-describing ciphertext (see the README).",
             result_headers=_VERSION_HEADERS,
         ),
-        SealResponse,
+        KeySealResponse,
     ),
 )
 async def seal(name: Name, request: Request) -> Response:
@@ -720,7 +724,7 @@ async def seal(name: Name, request: Request) -> Response:
 
         response: Response = await _single(ops, call, request, work_binary)
         return response
-    item = parse_json(SealRequest, raw)
+    item = parse_json(KeySealRequest, raw)
     return _json(await _single(ops, call, request, lambda: ops.seal_text(key, item)))
 
 
@@ -729,13 +733,13 @@ async def seal(name: Name, request: Request) -> Response:
     **_docs(
         "key:{name}:open",
         operation_docs(
-            OpenRequest,
+            KeyOpenRequest,
             body="A binary self-describing ciphertext.",
             headers=_AAD_HEADERS,
             result="the plaintext.",
             result_headers=_VERSION_HEADERS,
         ),
-        OpenResponse,
+        KeyOpenResponse,
     ),
 )
 async def open_(name: Name, request: Request) -> Response:
@@ -755,7 +759,7 @@ async def open_(name: Name, request: Request) -> Response:
 
         response: Response = await _single(ops, call, request, work_binary)
         return response
-    item = parse_json(OpenRequest, raw)
+    item = parse_json(KeyOpenRequest, raw)
     return _json(await _single(ops, call, request, lambda: ops.open_text(key, item)))
 
 
@@ -771,63 +775,67 @@ async def _json_body(request: Request, model: type[M], *, optional: bool = False
 
 
 @operations.post(
-    "/{name}/rewrap", **_docs("key:{name}:rewrap", json_body_docs(RewrapRequest), SealResponse)
+    "/{name}/rewrap",
+    **_docs("key:{name}:rewrap", json_body_docs(KeyRewrapRequest), KeySealResponse),
 )
 async def rewrap(name: Name, request: Request) -> Response:
     """Open and seal again under the primary version; the plaintext is not returned."""
     call = _call(request, name, "rewrap")
-    body = await _json_body(request, RewrapRequest)
+    body = await _json_body(request, KeyRewrapRequest)
     key = await _key(call.ops, call, request)
     return _json(await _single(call.ops, call, request, lambda: call.ops.rewrap(key, body)))
 
 
 @operations.post(
     "/{name}/datakey",
-    **_docs("key:{name}:datakey", json_body_docs(DatakeyRequest), DatakeyResponse),
+    **_docs("key:{name}:datakey", json_body_docs(KeyDatakeyRequest), KeyDatakeyResponse),
 )
 async def datakey(name: Name, request: Request) -> Response:
     """A fresh random data key, in the clear and sealed under this key (envelope encryption:
     encrypt locally with the plaintext, keep only the ciphertext, open it here when needed).
     The body may be empty: 256 bits."""
     call = _call(request, name, "datakey")
-    bits = (await _json_body(request, DatakeyRequest, optional=True)).bits
+    bits = (await _json_body(request, KeyDatakeyRequest, optional=True)).bits
     key = await _key(call.ops, call, request)
     return _json(await _single(call.ops, call, request, lambda: call.ops.datakey(key, bits)))
 
 
 @operations.post(
     "/{name}/datakey/wrapped",
-    **_docs("key:{name}:datakey", json_body_docs(DatakeyRequest), WrappedDatakeyResponse),
+    **_docs("key:{name}:datakey", json_body_docs(KeyDatakeyRequest), KeyWrappedDatakeyResponse),
 )
 async def datakey_wrapped(name: Name, request: Request) -> Response:
     """A fresh data key, sealed only: for a caller that stores it now and opens it later."""
     call = _call(request, name, "datakey")
-    bits = (await _json_body(request, DatakeyRequest, optional=True)).bits
+    bits = (await _json_body(request, KeyDatakeyRequest, optional=True)).bits
     key = await _key(call.ops, call, request)
-    result: DatakeyResponse = await _single(
+    result: KeyDatakeyResponse = await _single(
         call.ops, call, request, lambda: call.ops.datakey(key, bits)
     )
     return _json(
-        WrappedDatakeyResponse(ciphertext=result.ciphertext, key_version=result.key_version)
+        KeyWrappedDatakeyResponse(ciphertext=result.ciphertext, key_version=result.key_version)
     )
 
 
-@operations.post("/{name}/mac", **_docs("key:{name}:mac", json_body_docs(MacRequest), MacResponse))
+@operations.post(
+    "/{name}/mac", **_docs("key:{name}:mac", json_body_docs(KeyMacRequest), KeyMacResponse)
+)
 async def mac(name: Name, request: Request) -> Response:
     """HMAC of `data` under the primary version."""
     call = _call(request, name, "mac")
-    body = await _json_body(request, MacRequest)
+    body = await _json_body(request, KeyMacRequest)
     key = await _key(call.ops, call, request)
     return _json(await _single(call.ops, call, request, lambda: call.ops.mac(key, body)))
 
 
 @operations.post(
-    "/{name}/verify", **_docs("key:{name}:verify", json_body_docs(VerifyRequest), VerifyResponse)
+    "/{name}/verify",
+    **_docs("key:{name}:verify", json_body_docs(KeyVerifyRequest), KeyVerifyResponse),
 )
 async def verify(name: Name, request: Request) -> Response:
     """Check a tag of any version at or above min_decryption_version, in constant time."""
     call = _call(request, name, "verify")
-    body = await _json_body(request, VerifyRequest)
+    body = await _json_body(request, KeyVerifyRequest)
     key = await _key(call.ops, call, request)
     return _json(await _single(call.ops, call, request, lambda: call.ops.verify(key, body)))
 
@@ -902,18 +910,18 @@ def _error_item(problem: Mapping[str, Any]) -> bytes:
 
 # item model, its size in bytes (for ARCHCRYPT_MAX_BATCH_BYTES), the operation per item
 _BATCHES: Final[dict[KeyOperation, tuple[type[RequestModel], Callable[[Any], int], Any]]] = {
-    "seal": (SealRequest, lambda i: len(i.plaintext) + len(i.aad), Operations.seal_text),
-    "open": (OpenRequest, lambda i: len(i.ciphertext) + len(i.aad), Operations.open_text),
-    "rewrap": (RewrapRequest, lambda i: len(i.ciphertext) + len(i.aad), Operations.rewrap),
-    "mac": (MacRequest, lambda i: len(i.data), Operations.mac),
-    "verify": (VerifyRequest, lambda i: len(i.data) + len(i.tag), Operations.verify),
+    "seal": (KeySealRequest, lambda i: len(i.plaintext) + len(i.aad), Operations.seal_text),
+    "open": (KeyOpenRequest, lambda i: len(i.ciphertext) + len(i.aad), Operations.open_text),
+    "rewrap": (KeyRewrapRequest, lambda i: len(i.ciphertext) + len(i.aad), Operations.rewrap),
+    "mac": (KeyMacRequest, lambda i: len(i.data), Operations.mac),
+    "verify": (KeyVerifyRequest, lambda i: len(i.data) + len(i.tag), Operations.verify),
 }
 
 
 def _add_batch_route(operation: KeyOperation) -> None:
     model, size, work = _BATCHES[operation]
     envelope = create_model(
-        f"Key{operation.capitalize()}BatchRequest",
+        f"Key{operation.capitalize()}KeyBatchRequest",
         __config__=ConfigDict(extra="forbid", frozen=True),
         items=(list[model], ...),  # type: ignore[valid-type]
     )
@@ -931,7 +939,7 @@ def _add_batch_route(operation: KeyOperation) -> None:
         summary=f"{operation.capitalize()} batch",
         description=f"Items of the single {operation} request's shape, answered in order; a "
         'failed item is {"error": <problem>}.',
-        **_docs(f"key:{{name}}:{operation}", json_body_docs(envelope), BatchResponse),
+        **_docs(f"key:{{name}}:{operation}", json_body_docs(envelope), KeyBatchResponse),
     )
 
 
