@@ -19,6 +19,8 @@ from .api import ROUTERS
 from .api.deps import ServiceState
 from .api.docs import problem_openapi
 from .api.ecb import ECB_WARNING
+from .api.keys import ROUTERS as KEY_ROUTERS
+from .api.keys import install_key_problem_handlers, named_keys
 from .api.system import bench_router
 from .config import Settings
 from .errors import install_problem_handlers
@@ -35,6 +37,11 @@ _TAGS = [
     {"name": "mac", "description": "Message authentication codes."},
     {"name": "hash", "description": "SHA-2 digests."},
     {"name": "ecb", "description": ECB_WARNING},
+    {
+        "name": "keys",
+        "description": "Named, versioned keys that never leave the service; self-describing "
+        "ciphertext (archcrypt:v<version>:...).",
+    },
     {"name": "system", "description": "Backends, health and metrics."},
 ]
 
@@ -105,7 +112,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     state: ServiceState = app.state.archcrypt
     background = start(state)
     try:
-        yield
+        async with named_keys(app, state):
+            yield
     finally:
         state.ready = False
         if background is not None:
@@ -130,11 +138,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.archcrypt = state
     install_problem_handlers(app)
+    install_key_problem_handlers(app)
     # add_middleware wraps: the last one added runs first. The request id must exist before
     # anything can fail, and the metrics must see the body limit's 413s.
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(RequestMiddleware, metrics=state.metrics)
-    for router in ROUTERS:
+    for router in (*ROUTERS, *KEY_ROUTERS):
         app.include_router(router)
     if settings.benchmark_null_route:
         app.include_router(bench_router)
