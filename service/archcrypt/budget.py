@@ -36,8 +36,8 @@ class CostModel:
     """Estimated peak bytes of one request, from its body size and media type."""
 
     base: int = 64 * KiB
-    json_factor: float = 8.5
-    binary_factor: float = 4.0
+    json_factor: float = 5.5
+    binary_factor: float = 3.5
     stream_chunk: int = 1 * MiB  # what a streamed body holds at once, whatever its length
 
     def factor(self, media: str, streamed: bool) -> float:

@@ -32,7 +32,14 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .audit import AUDIT_SCOPE_KEY, AuditRecord, AuditSink
-from .auth import KEY_NAME_PATTERN, SCOPE_EXTENSION, Operation, TokenStore
+from .auth import (
+    KEY_NAME_PATTERN,
+    SCOPE_EXTENSION,
+    Operation,
+    TokenStore,
+    TokenStoreError,
+    validate_scope,
+)
 from .budget import (
     BudgetExhaustedError,
     CostModel,
@@ -156,8 +163,6 @@ def auth_policy(settings: Settings) -> AuthPolicy:
     if settings.auth == "disabled":
         return AuthPolicy("disabled", None)
     if settings.tokens_file is not None:
-        from .auth import TokenStoreError
-
         try:
             store = TokenStore(settings.tokens_file, on_error=logger.error)
         except TokenStoreError as exc:
@@ -560,10 +565,7 @@ class SecurityMiddleware:
                     FORBIDDEN,
                     f"The token {holder.name!r} lacks the scope {required!r}.",
                     "forbidden",
-                    {
-                        "WWW-Authenticate": REALM
-                        + f', error="insufficient_scope", scope="{required}"'
-                    },
+                    {"WWW-Authenticate": _insufficient_scope(required)},
                 )
                 return
             limiter, bucket_key = security.token_limiter, holder.name
@@ -671,6 +673,17 @@ class SecurityMiddleware:
             reservation.release()
             if security.live_budget_gauge:
                 security.metrics.budget_in_use.set(security.budget.in_use)
+
+
+def _insufficient_scope(required: str) -> str:
+    """The 403's challenge; it names the scope only when a token could hold it (a key name
+    from the path that names no key may hold anything, even what a header cannot carry)."""
+    challenge = REALM + ', error="insufficient_scope"'
+    try:
+        validate_scope(required)
+    except TokenStoreError:
+        return challenge
+    return challenge + f', scope="{required}"'
 
 
 class _WithheldError(Exception):
