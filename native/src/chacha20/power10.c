@@ -38,8 +38,6 @@ typedef __vector unsigned long long u64x2;
 #define ROT8_CTL  {0xcc, 0xff, 0xee, 0xdd, 0x88, 0xbb, 0xaa, 0x99, \
                    0x44, 0x77, 0x66, 0x55, 0x00, 0x33, 0x22, 0x11}
 
-#define AC_INLINE static inline __attribute__((always_inline))
-
 AC_INLINE u32x4 xor_rot(u32x4 d, u32x4 a, u8x16 ctl)
 {
     return (u32x4)__builtin_crypto_vpermxor((u8x16)d, (u8x16)a, ctl);
@@ -116,12 +114,6 @@ AC_INLINE void store(uint8_t *p, u32x4 v)
         XOR32(out, in, 16 * (g) + 128, lo[2], hi[2]);            \
         XOR32(out, in, 16 * (g) + 192, lo[3], hi[3]);            \
     } while (0)
-
-static inline void wipe(void *p, size_t n)
-{
-    memset(p, 0, n);
-    __asm__ __volatile__("" : : "r"(p) : "memory");
-}
 
 /* The final addition and output of one group of four blocks (x = its 16 words): rows
  * of a block are the same input row for all four blocks once transposed. */
@@ -218,7 +210,7 @@ static __attribute__((noinline)) void blocks4(uint8_t *out, const uint8_t *in, s
         in += 256;
         out += 256;
     }
-    wipe(pre, sizeof pre);
+    ac_wipe(pre, sizeof pre);
 }
 
 /* out = in ^ ks for n < 64 bytes of keystream held in memory. */
@@ -268,7 +260,7 @@ static void block1(uint8_t *out, const uint8_t *in, size_t n, u32x4 a0, u32x4 b0
         store(ks + 32, c);
         store(ks + 48, d);
         xor_bytes(out, in, ks, n);
-        wipe(ks, sizeof ks);
+        ac_wipe(ks, sizeof ks);
     }
 }
 
@@ -290,7 +282,7 @@ static void chacha20_power10_xor(uint8_t *out, const uint8_t *in, size_t len,
         memcpy(buf, in, len);
         blocks4(buf, buf, 1, key, nonce, counter);
         memcpy(out, buf, len);
-        wipe(buf, sizeof buf);
+        ac_wipe(buf, sizeof buf);
         return;
     }
     if (len > 0) {

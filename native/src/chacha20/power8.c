@@ -28,8 +28,6 @@ typedef __vector unsigned long long u64x2;
 #define ROT8_CTL  {0xcc, 0xff, 0xee, 0xdd, 0x88, 0xbb, 0xaa, 0x99, \
                    0x44, 0x77, 0x66, 0x55, 0x00, 0x33, 0x22, 0x11}
 
-#define AC_INLINE static inline __attribute__((always_inline))
-
 /* d = rotl(d ^ a, 16 or 8) in one vpermxor: the same byte permutation applied to
  * both operands commutes with the xor. */
 AC_INLINE u32x4 xor_rot(u32x4 d, u32x4 a, u8x16 ctl)
@@ -106,13 +104,6 @@ AC_INLINE void store_be_at(uint8_t *p, long off, u32x4 v)
         store_be_at(out, (off) + 128, load_be_at(in, (off) + 128) ^ (o)[2]);  \
         store_be_at(out, (off) + 192, load_be_at(in, (off) + 192) ^ (o)[3]);  \
     } while (0)
-
-/* memset that the optimiser may not drop (see poly1305/scalar64.h). */
-static inline void wipe(void *p, size_t n)
-{
-    memset(p, 0, n);
-    __asm__ __volatile__("" : : "r"(p) : "memory");
-}
 
 /* n groups of 4 blocks: out = in ^ keystream(counter, counter + 1, ...). Out of line:
  * one copy serves the main loop and the 3-4 block tail.
@@ -207,7 +198,7 @@ static __attribute__((noinline)) void blocks4(uint8_t *out, const uint8_t *in, s
         in += 256;
         out += 256;
     }
-    wipe(pre, sizeof pre);
+    ac_wipe(pre, sizeof pre);
 }
 
 /* out = in ^ ks for n < 256 bytes of keystream held in memory. */
@@ -263,7 +254,7 @@ static void block1(uint8_t *out, const uint8_t *in, size_t n, u32x4 a0, u32x4 b0
         store_be(ks + 32, c);
         store_be(ks + 48, d);
         xor_bytes(out, in, ks, n);
-        wipe(ks, sizeof ks);
+        ac_wipe(ks, sizeof ks);
     }
 }
 
@@ -285,7 +276,7 @@ static void chacha20_power8_xor(uint8_t *out, const uint8_t *in, size_t len,
         memcpy(buf, in, len);
         blocks4(buf, buf, 1, key, nonce, counter);
         memcpy(out, buf, len);
-        wipe(buf, sizeof buf);
+        ac_wipe(buf, sizeof buf);
         return;
     }
     if (len > 0) {
