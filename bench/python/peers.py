@@ -278,7 +278,9 @@ def verify(op: str, cons: list[Contestant], data: bytes) -> None:
             values.append(eval(con.check, {**con.setup, "data": data}))
     for con, value in zip(cons, values, strict=True):
         if value != values[0]:
-            raise SystemExit(f"bench/python/peers.py: {op}: {con.label} disagrees with {cons[0].label}")
+            raise SystemExit(
+                f"bench/python/peers.py: {op}: {con.label} disagrees with {cons[0].label}"
+            )
 
 
 def size_label(n: int) -> str:
