@@ -141,10 +141,11 @@ static void test_chacha20(const char *impl)
 
     /* The 32-bit counter: legal calls up to block 0xffffffff agree with portable, any
      * call whose last block would need 2^32 is refused, whatever the batch width. */
-    static const uint32_t backs[] = {0, 1, 2, 3, 4, 7, 8, 9, 15, 16};
+    static const uint32_t backs[] = {0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 31, 32};
     for (size_t b = 0; b < sizeof(backs) / sizeof(backs[0]); b++) {
         uint32_t back = backs[b], counter = 0xffffffffu - back;
-        for (size_t blocks = 1; blocks <= 17; blocks++) {
+        /* 33: the two 16-block groups of a 2 KiB AVX-512 step, and one block more. */
+        for (size_t blocks = 1; blocks <= 33; blocks++) {
             size_t len = blocks * 64 - (blocks & 1) * 5;
             uint8_t *in = xmalloc(len), *ref = xmalloc(len), *out = xmalloc(len);
             rng_fill(key, 32);

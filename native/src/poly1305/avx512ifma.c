@@ -164,6 +164,19 @@ AC_INLINE void reduce(const __m512i d[6], __m512i mask44, __m512i mask42, __m512
     *h1 = _mm512_add_epi64(*h1, t);
 }
 
+/* h = reduce(d) + the group of 8 blocks at in: the pending h of the next step. */
+AC_INLINE void reduce_add(const __m512i d[6], const uint8_t *in, __m512i pad, __m512i mask44,
+                          __m512i mask42, __m512i *h0, __m512i *h1, __m512i *h2)
+{
+    __m512i m0, m1, m2;
+
+    reduce(d, mask44, mask42, h0, h1, h2);
+    load8(in, pad, mask44, &m0, &m1, &m2);
+    *h0 = _mm512_add_epi64(*h0, m0);
+    *h1 = _mm512_add_epi64(*h1, m1);
+    *h2 = _mm512_add_epi64(*h2, m2);
+}
+
 /* Lane by lane x * r, reduced: the product of a table and a table or a broadcast. */
 AC_INLINE void mul_reduce(__m512i x0, __m512i x1, __m512i x2, __m512i r0, __m512i r1, __m512i r2,
                           __m512i *h0, __m512i *h1, __m512i *h2)
@@ -315,11 +328,7 @@ static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *i
                 load8(in + 256, pad, mask44, &m0, &m1, &m2);
                 MAC(d, m0, m1, m2, b8_0, b8_1, b8_2, b8_s1, b8_s2);
                 MAC(d, h0, h1, h2, b32_0, b32_1, b32_2, b32_s1, b32_s2);
-                reduce(d, mask44, mask42, &h0, &h1, &h2);
-                load8(in + 384, pad, mask44, &m0, &m1, &m2);
-                h0 = _mm512_add_epi64(h0, m0);
-                h1 = _mm512_add_epi64(h1, m1);
-                h2 = _mm512_add_epi64(h2, m2);
+                reduce_add(d, in + 384, pad, mask44, mask42, &h0, &h1, &h2);
                 in += 512;
                 groups -= 4;
             } while (groups >= 4);
@@ -330,11 +339,7 @@ static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *i
             load8(in, pad, mask44, &m0, &m1, &m2);
             MAC(d, m0, m1, m2, b8_0, b8_1, b8_2, b8_s1, b8_s2);
             MAC(d, h0, h1, h2, b16_0, b16_1, b16_2, b16_s1, b16_s2);
-            reduce(d, mask44, mask42, &h0, &h1, &h2);
-            load8(in + 128, pad, mask44, &m0, &m1, &m2);
-            h0 = _mm512_add_epi64(h0, m0);
-            h1 = _mm512_add_epi64(h1, m1);
-            h2 = _mm512_add_epi64(h2, m2);
+            reduce_add(d, in + 128, pad, mask44, mask42, &h0, &h1, &h2);
             in += 256;
             groups -= 2;
         }
