@@ -24,6 +24,8 @@ extern const aead_kernel archcrypt_chacha20_poly1305_composed;
 #if defined(__x86_64__)
 /* AVX2 ChaCha20 stitched with scalar Poly1305 per 512-byte step. */
 extern const aead_kernel archcrypt_chacha20_poly1305_avx2;
+/* The avx512 ChaCha20 and avx512ifma Poly1305 kernels composed per 8 KiB. */
+extern const aead_kernel archcrypt_chacha20_poly1305_avx512;
 #endif
 
 #endif

@@ -13,6 +13,7 @@
 #include "chacha20/avx2_core.h"
 #include "poly1305/mulx_core.h"
 #include "aead/aead.h"
+#include "aead/onepass.h"
 
 /* Below this the composed row (2-block / 4-block ChaCha20 tails, no 8-lane
  * waste) is used; at 1 KiB and up the stitched loop wins (measured). Any value
@@ -151,7 +152,9 @@ static void avx2_seal(uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t l
                       const uint8_t *aad, size_t aad_len, const uint32_t key[8],
                       const uint32_t nonce[3])
 {
-    if (len < STITCH_MIN)
+    if (len <= AEAD_ONEPASS_MAX)
+        aead_onepass(0, &archcrypt_chacha20_avx2, out, tag, in, len, aad, aad_len, key, nonce);
+    else if (len < STITCH_MIN)
         archcrypt_chacha20_poly1305_composed.seal(out, tag, in, len, aad, aad_len, key, nonce);
     else
         stitched(SEAL, out, tag, in, len, aad, aad_len, key, nonce);
@@ -161,7 +164,9 @@ static void avx2_open(uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t l
                       const uint8_t *aad, size_t aad_len, const uint32_t key[8],
                       const uint32_t nonce[3])
 {
-    if (len < STITCH_MIN)
+    if (len <= AEAD_ONEPASS_MAX)
+        aead_onepass(1, &archcrypt_chacha20_avx2, out, tag, in, len, aad, aad_len, key, nonce);
+    else if (len < STITCH_MIN)
         archcrypt_chacha20_poly1305_composed.open(out, tag, in, len, aad, aad_len, key, nonce);
     else
         stitched(OPEN, out, tag, in, len, aad, aad_len, key, nonce);
