@@ -18,6 +18,16 @@ typedef struct aead_kernel {
                  const uint32_t key[8], const uint32_t nonce[3]);
 } aead_kernel;
 
+/* Seal (open == 0) or open with the given ChaCha20 and Poly1305 kernels in one pass
+ * over chunks of `chunk` bytes (a multiple of 64), each MACed while in L1; the
+ * contract of aead_kernel otherwise. The composed rows are this over their kernels. */
+struct chacha20_kernel;
+struct poly1305_kernel;
+void ac_aead_compose(int open, const struct chacha20_kernel *cipher,
+                     const struct poly1305_kernel *poly, size_t chunk, uint8_t *out,
+                     uint8_t tag[16], const uint8_t *in, size_t len, const uint8_t *aad,
+                     size_t aad_len, const uint32_t key[8], const uint32_t nonce[3]);
+
 /* The dispatched ChaCha20 and Poly1305 kernels, one pass over L1-sized chunks. */
 extern const aead_kernel archcrypt_chacha20_poly1305_composed;
 

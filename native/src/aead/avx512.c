@@ -24,69 +24,31 @@
 
 _Static_assert(AEAD_CHUNK % 2048 == 0, "chunks must cover whole two-group ChaCha20 steps");
 
-static const uint8_t zeros[16];
-
-static void mac_pad16(ac_poly1305 *mac, size_t len)
+/* Both directions: the one-pass path for short messages, else the two kernels composed. */
+static void aead512(int open, uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t len,
+                    const uint8_t *aad, size_t aad_len, const uint32_t key[8],
+                    const uint32_t nonce[3])
 {
-    ac_poly1305_update(mac, zeros, (16 - len % 16) % 16);
-}
-
-typedef enum { SEAL, OPEN } direction;
-
-static void composed512(direction dir, uint8_t *out, uint8_t tag[16], const uint8_t *in,
-                        size_t len, const uint8_t *aad, size_t aad_len, const uint32_t key[8],
-                        const uint32_t nonce[3])
-{
-    const chacha20_kernel *cipher = &archcrypt_chacha20_avx512;
-    uint8_t otk[32] = {0}, lengths[16];
-    ac_poly1305 mac;
-    uint32_t counter = 1;
-
-    cipher->xor_stream(otk, otk, sizeof otk, key, nonce, 0);
-    ac_poly1305_init(&mac, &archcrypt_poly1305_avx512ifma, otk);
-    ac_wipe(otk, sizeof otk);
-
-    ac_poly1305_update(&mac, aad, aad_len);
-    mac_pad16(&mac, aad_len);
-    /* The MAC covers the ciphertext: after encrypting on seal, before decrypting on
-     * open (which also makes out == in safe). */
-    for (size_t off = 0; off < len; off += AEAD_CHUNK) {
-        size_t n = len - off < AEAD_CHUNK ? len - off : AEAD_CHUNK;
-
-        if (dir == SEAL) {
-            cipher->xor_stream(out + off, in + off, n, key, nonce, counter);
-            ac_poly1305_update(&mac, out + off, n);
-        } else {
-            ac_poly1305_update(&mac, in + off, n);
-            cipher->xor_stream(out + off, in + off, n, key, nonce, counter);
-        }
-        counter += AEAD_CHUNK / 64;
-    }
-    mac_pad16(&mac, len);
-    store64_le(lengths, (uint64_t)aad_len);
-    store64_le(lengths + 8, (uint64_t)len);
-    ac_poly1305_update(&mac, lengths, sizeof lengths);
-    ac_poly1305_final(&mac, tag);
+    if (len <= AEAD_ONEPASS_MAX)
+        aead_onepass(open, &archcrypt_chacha20_avx512, out, tag, in, len, aad, aad_len, key,
+                     nonce);
+    else
+        ac_aead_compose(open, &archcrypt_chacha20_avx512, &archcrypt_poly1305_avx512ifma,
+                        AEAD_CHUNK, out, tag, in, len, aad, aad_len, key, nonce);
 }
 
 static void avx512_seal(uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t len,
                         const uint8_t *aad, size_t aad_len, const uint32_t key[8],
                         const uint32_t nonce[3])
 {
-    if (len <= AEAD_ONEPASS_MAX)
-        aead_onepass(0, &archcrypt_chacha20_avx512, out, tag, in, len, aad, aad_len, key, nonce);
-    else
-        composed512(SEAL, out, tag, in, len, aad, aad_len, key, nonce);
+    aead512(0, out, tag, in, len, aad, aad_len, key, nonce);
 }
 
 static void avx512_open(uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t len,
                         const uint8_t *aad, size_t aad_len, const uint32_t key[8],
                         const uint32_t nonce[3])
 {
-    if (len <= AEAD_ONEPASS_MAX)
-        aead_onepass(1, &archcrypt_chacha20_avx512, out, tag, in, len, aad, aad_len, key, nonce);
-    else
-        composed512(OPEN, out, tag, in, len, aad, aad_len, key, nonce);
+    aead512(1, out, tag, in, len, aad, aad_len, key, nonce);
 }
 
 const aead_kernel archcrypt_chacha20_poly1305_avx512 = {

@@ -20,16 +20,11 @@ static void mac_pad16(ac_poly1305 *mac, size_t len)
     ac_poly1305_update(mac, zeros, (16 - len % 16) % 16);
 }
 
-typedef enum { SEAL, OPEN } direction;
-
-static void chacha20_poly1305(direction dir, uint8_t *out, uint8_t tag[16],
-                              const uint8_t *in, size_t len,
-                              const uint8_t *aad, size_t aad_len,
-                              const uint32_t key[8], const uint32_t nonce[3])
+void ac_aead_compose(int open, const chacha20_kernel *cipher, const poly1305_kernel *poly,
+                     size_t chunk, uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t len,
+                     const uint8_t *aad, size_t aad_len, const uint32_t key[8],
+                     const uint32_t nonce[3])
 {
-    /* Looked up once: every chunk of this message uses the same pair. */
-    const chacha20_kernel *cipher = (const chacha20_kernel *)ac_kernel(AC_ALG_CHACHA20);
-    const poly1305_kernel *poly = (const poly1305_kernel *)ac_kernel(AC_ALG_POLY1305);
     uint8_t otk[32] = {0};
     uint8_t lengths[16];
     ac_poly1305 mac;
@@ -45,17 +40,17 @@ static void chacha20_poly1305(direction dir, uint8_t *out, uint8_t tag[16],
 
     /* The MAC always covers the ciphertext: after encrypting on seal, before
      * decrypting on open (which also makes out == in safe). */
-    for (size_t off = 0; off < len; off += AEAD_CHUNK) {
-        size_t n = len - off < AEAD_CHUNK ? len - off : AEAD_CHUNK;
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t n = len - off < chunk ? len - off : chunk;
 
-        if (dir == SEAL) {
+        if (!open) {
             cipher->xor_stream(out + off, in + off, n, key, nonce, counter);
             ac_poly1305_update(&mac, out + off, n);
         } else {
             ac_poly1305_update(&mac, in + off, n);
             cipher->xor_stream(out + off, in + off, n, key, nonce, counter);
         }
-        counter += AEAD_CHUNK / 64;
+        counter += (uint32_t)(chunk / 64);
     }
     mac_pad16(&mac, len);
 
@@ -65,18 +60,28 @@ static void chacha20_poly1305(direction dir, uint8_t *out, uint8_t tag[16],
     ac_poly1305_final(&mac, tag);
 }
 
+/* Looked up once per message: every chunk of it uses the same pair. */
+static void chacha20_poly1305(int open, uint8_t *out, uint8_t tag[16], const uint8_t *in,
+                              size_t len, const uint8_t *aad, size_t aad_len,
+                              const uint32_t key[8], const uint32_t nonce[3])
+{
+    ac_aead_compose(open, (const chacha20_kernel *)ac_kernel(AC_ALG_CHACHA20),
+                    (const poly1305_kernel *)ac_kernel(AC_ALG_POLY1305), AEAD_CHUNK, out, tag, in,
+                    len, aad, aad_len, key, nonce);
+}
+
 static void composed_seal(uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t len,
                           const uint8_t *aad, size_t aad_len,
                           const uint32_t key[8], const uint32_t nonce[3])
 {
-    chacha20_poly1305(SEAL, out, tag, in, len, aad, aad_len, key, nonce);
+    chacha20_poly1305(0, out, tag, in, len, aad, aad_len, key, nonce);
 }
 
 static void composed_open(uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t len,
                           const uint8_t *aad, size_t aad_len,
                           const uint32_t key[8], const uint32_t nonce[3])
 {
-    chacha20_poly1305(OPEN, out, tag, in, len, aad, aad_len, key, nonce);
+    chacha20_poly1305(1, out, tag, in, len, aad, aad_len, key, nonce);
 }
 
 const aead_kernel archcrypt_chacha20_poly1305_composed = {
