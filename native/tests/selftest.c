@@ -359,7 +359,7 @@ static const size_t many_lens[] = {0,   1,   55,  56,  63,   64,  65,  111, 112,
 static void many_check(const char *alg, const char *impl, int id, size_t n, const size_t *lens,
                        const char *what)
 {
-    enum { MAX_N = 17 };
+    enum { MAX_N = 33 };
     const uint8_t *msgs[MAX_N];
     uint8_t *bufs[MAX_N];
     uint8_t ref[MAX_N * 64], got[MAX_N * 64 + 64];
@@ -384,14 +384,32 @@ static void many_check(const char *alg, const char *impl, int id, size_t n, cons
               what, n, i, lens[i]);
     CHECK(got[n * dlen] == 0xa5 && got[n * dlen + 63] == 0xa5,
           "%s/%s hash_many wrote past %zu digests", alg, impl, n);
+
+    /* HMAC of the same messages under one key (sometimes longer than a block). */
+    uint8_t key[200];
+    size_t klen = (size_t)(rng_next() % sizeof key);
+    rng_fill(key, klen);
+    use(alg, "portable");
+    for (size_t i = 0; i < n; i++)
+        archcrypt_hmac(id, ref + i * dlen, key, klen, msgs[i], lens[i]);
+    use(alg, impl);
+    memset(got, 0xa5, sizeof got);
+    CHECK(archcrypt_hmac_many(id, key, klen, n, msgs, lens, got) == ARCHCRYPT_OK,
+          "%s/%s hmac_many", alg, impl);
+    for (size_t i = 0; i < n; i++)
+        CHECK(memcmp(got + i * dlen, ref + i * dlen, dlen) == 0,
+              "%s/%s hmac_many id %d, %s, n %zu, key %zu: message %zu (len %zu) != portable", alg,
+              impl, id, what, n, klen, i, lens[i]);
+    CHECK(got[n * dlen] == 0xa5 && got[n * dlen + 63] == 0xa5,
+          "%s/%s hmac_many wrote past %zu tags", alg, impl, n);
     for (size_t i = 0; i < n; i++)
         free(bufs[i]);
 }
 
 static void test_hash_many(const char *alg, const char *impl, int id_small, int id_big)
 {
-    static const size_t counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 17};
-    size_t lens[17];
+    static const size_t counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 33};
+    size_t lens[33];
     use(alg, impl);
     for (int id = id_small; id <= id_big; id++) {
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
@@ -430,6 +448,12 @@ static void test_hash_many(const char *alg, const char *impl, int id_small, int 
               "%s/%s hash_many of no messages", alg, impl);
         CHECK(archcrypt_hash_many(id, 1, NULL, bad_lens, dig) == ARCHCRYPT_ERR_INVALID_ARGUMENT,
               "%s/%s hash_many accepted msgs NULL", alg, impl);
+        CHECK(archcrypt_hmac_many(id, &m, 1, 2, bad, bad_lens, dig) ==
+                      ARCHCRYPT_ERR_INVALID_ARGUMENT && dig[0] == 0x5a,
+              "%s/%s hmac_many accepted a NULL message with a length", alg, impl);
+        CHECK(archcrypt_hmac_many(id, NULL, 1, 1, bad, bad_lens, dig) ==
+                  ARCHCRYPT_ERR_INVALID_ARGUMENT,
+              "%s/%s hmac_many accepted a NULL key with a length", alg, impl);
     }
     CHECK(archcrypt_hash_many(99, 1, NULL, NULL, NULL) == ARCHCRYPT_ERR_INVALID_ARGUMENT,
           "hash_many accepted an unknown hash id");
