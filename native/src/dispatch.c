@@ -75,7 +75,9 @@ static const ac_impl_row sha256_rows[] = {
 #if defined(__x86_64__)
     /* ssse3: pshufb for the byte swap; sse4_1: pblendw for the ABEF/CDGH state.
      * Batches (archcrypt_hash_many): sha_ni interleaves two messages' chains, avx2
-     * runs eight messages, one per 32-bit lane. */
+     * runs eight messages, one per 32-bit lane; sha_ni_avx512 is sha_ni for one
+     * message and sixteen zmm lanes for batches. */
+    {"sha_ni_avx512", "sha_ni,sse4_1,ssse3,avx512f,avx512vl,avx512bw", &archcrypt_sha256_sha_ni_avx512},
     {"sha_ni", "sha_ni,sse4_1,ssse3", &archcrypt_sha256_sha_ni},
     {"avx2", "avx2,bmi2", &archcrypt_sha256_avx2},
 #endif

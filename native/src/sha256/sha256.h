@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Most lanes any row's compress_lanes runs (avx2: eight); the mode layer sizes its lane
- * state by it. */
-#define SHA256_MAX_LANES 8
+/* Most lanes any row's compress_lanes runs (sha_ni_avx512: sixteen); the mode layer
+ * sizes its lane state by it. */
+#define SHA256_MAX_LANES 16
 
 typedef struct sha256_kernel {
     /* Compress nblocks 64-byte blocks (no alignment) into the native-order state h. */
@@ -27,6 +27,7 @@ extern const uint32_t archcrypt_sha256_K[64];
 extern const sha256_kernel archcrypt_sha256_portable;
 
 #if defined(__x86_64__)
+extern const sha256_kernel archcrypt_sha256_sha_ni_avx512;
 extern const sha256_kernel archcrypt_sha256_sha_ni;
 extern const sha256_kernel archcrypt_sha256_avx2;
 #endif

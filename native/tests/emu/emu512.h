@@ -29,7 +29,7 @@
  * ASan or a guard page sees it), GF2P8AFFINE (matrix rows read from the wrong end of the
  * qword), GF2P8AFFINEINV (inverse taken after the affine map instead of before),
  * ROR_EPI64 (rotates left), ALIGNR_EPI64 (a and b swapped), SHUFFLE_EPI8 (every lane
- * indexes lane 0). */
+ * indexes lane 0), SRLI_EPI32 (shifts in copies of the sign bit). */
 #ifndef ARCHCRYPT_EMU512_H
 #define ARCHCRYPT_EMU512_H
 
@@ -287,6 +287,20 @@ EMU_FN emu_m512i emu_srli_epi64(emu_m512i a, unsigned int imm8)
     unsigned n = imm8 & 0xff;
     for (int j = 0; j < 8; j++)
         a.q[j] = n > 63 ? 0 : a.q[j] >> n;
+    return a;
+}
+
+/* IF imm8[7:0] > 31 dst[j] := 0 ELSE dst[j] := ZeroExtend32(a[j] >> imm8[7:0]) (vpsrld) */
+EMU_FN emu_m512i emu_srli_epi32(emu_m512i a, unsigned int imm8)
+{
+    unsigned n = imm8 & 0xff;
+    for (int j = 0; j < 16; j++) {
+#ifdef EMU_BREAK_SRLI_EPI32
+        a.d[j] = n > 31 ? 0 : (uint32_t)((int32_t)a.d[j] >> n); /* broken: arithmetic shift */
+#else
+        a.d[j] = n > 31 ? 0 : a.d[j] >> n;
+#endif
+    }
     return a;
 }
 
@@ -692,6 +706,7 @@ EMU_FN emu_m512i emu_permutex2var_epi64(emu_m512i a, emu_m512i idx, emu_m512i b)
 #undef _mm512_xor_si512
 #undef _mm512_slli_epi64
 #undef _mm512_srli_epi64
+#undef _mm512_srli_epi32
 #undef _mm512_rol_epi32
 #undef _mm512_ternarylogic_epi64
 #undef _mm512_madd52lo_epu64
@@ -734,6 +749,7 @@ EMU_FN emu_m512i emu_permutex2var_epi64(emu_m512i a, emu_m512i idx, emu_m512i b)
 #define _mm512_xor_si512 emu_xor_si512
 #define _mm512_slli_epi64 emu_slli_epi64
 #define _mm512_srli_epi64 emu_srli_epi64
+#define _mm512_srli_epi32 emu_srli_epi32
 #define _mm512_rol_epi32 emu_rol_epi32
 #define _mm512_ternarylogic_epi64 emu_ternarylogic_epi64
 #define _mm512_madd52lo_epu64 emu_madd52lo_epu64
