@@ -168,14 +168,18 @@ MUTATIONS = {
         # Ch's 0xca is not symmetric in its operands (Maj's 0xe8 and xor's 0x96 are).
         "sha256": "TERNARYLOGIC",
     },
-    "GF2P8AFFINE ALIGNR_EPI64": {"camellia": "GF2P8AFFINE", "sha512": "ALIGNR_EPI64"},
+    # Only sha256's batch path shifts dwords (sigma0/sigma1's >> 3 and >> 10), and it
+    # calls neither of the other two.
+    "GF2P8AFFINE ALIGNR_EPI64 SRLI_EPI32": {
+        "camellia": "GF2P8AFFINE",
+        "sha512": "ALIGNR_EPI64",
+        "sha256": "SRLI_EPI32",
+    },
     "MADD52LO SHUFFLE_EPI8": {
         "poly1305": "MADD52LO",
         "sha512": "SHUFFLE_EPI8",
         "sha256": "SHUFFLE_EPI8",
     },
-    # Only sha256's batch path shifts dwords: sigma0/sigma1's >> 3 and >> 10.
-    "SRLI_EPI32": {"sha256": "SRLI_EPI32"},
 }
 
 

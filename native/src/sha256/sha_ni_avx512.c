@@ -74,21 +74,25 @@ static void sha256_compress_x16(uint32_t (*H)[8], const uint8_t *const *in, size
         0x0c0d0e0f, 0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f, 0x00010203, 0x04050607,
         0x08090a0b, 0x0c0d0e0f);
     _Alignas(64) uint32_t words[8][16];
-    __m512i s[8], w[16];
+    __m512i w[16];
+#define LOADW(i) _mm512_load_si512((const void *)words[i])
+#define STOREW(i, v) _mm512_store_si512((void *)words[i], (v))
 
     for (int l = 0; l < 16; l++)
         for (int i = 0; i < 8; i++)
             words[i][l] = H[l][i];
-    for (int i = 0; i < 8; i++)
-        s[i] = _mm512_load_si512((const void *)words[i]);
 
     for (size_t blk = 0; blk < nblocks; blk++) {
         for (int l = 0; l < 16; l++)
             w[l] = _mm512_shuffle_epi8(_mm512_loadu_si512((const void *)(in[l] + 64 * blk)), bswap);
         transpose16(w);
 
-        __m512i a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
-#pragma GCC unroll 16
+        /* The chaining value waits in `words` during the rounds: with it in registers
+         * too, a..h, the sixteen schedule words and it are every zmm register, and gcc
+         * spilled some of them in every round. */
+        __m512i a = LOADW(0), b = LOADW(1), c = LOADW(2), d = LOADW(3);
+        __m512i e = LOADW(4), f = LOADW(5), g = LOADW(6), h = LOADW(7);
+#pragma GCC unroll 64
         for (int t = 0; t < 64; t++) {
             if (t >= 16)
                 w[t & 15] = _mm512_add_epi32(
@@ -109,21 +113,21 @@ static void sha256_compress_x16(uint32_t (*H)[8], const uint8_t *const *in, size
             b = a;
             a = _mm512_add_epi32(t1, t2);
         }
-        s[0] = _mm512_add_epi32(s[0], a);
-        s[1] = _mm512_add_epi32(s[1], b);
-        s[2] = _mm512_add_epi32(s[2], c);
-        s[3] = _mm512_add_epi32(s[3], d);
-        s[4] = _mm512_add_epi32(s[4], e);
-        s[5] = _mm512_add_epi32(s[5], f);
-        s[6] = _mm512_add_epi32(s[6], g);
-        s[7] = _mm512_add_epi32(s[7], h);
+        STOREW(0, _mm512_add_epi32(LOADW(0), a));
+        STOREW(1, _mm512_add_epi32(LOADW(1), b));
+        STOREW(2, _mm512_add_epi32(LOADW(2), c));
+        STOREW(3, _mm512_add_epi32(LOADW(3), d));
+        STOREW(4, _mm512_add_epi32(LOADW(4), e));
+        STOREW(5, _mm512_add_epi32(LOADW(5), f));
+        STOREW(6, _mm512_add_epi32(LOADW(6), g));
+        STOREW(7, _mm512_add_epi32(LOADW(7), h));
     }
 
-    for (int i = 0; i < 8; i++)
-        _mm512_store_si512((void *)words[i], s[i]);
     for (int l = 0; l < 16; l++)
         for (int i = 0; i < 8; i++)
             H[l][i] = words[i][l];
+#undef LOADW
+#undef STOREW
 
     /* The schedule is message material (HMAC's first block is the key), the state
      * key-equivalent under HMAC. */

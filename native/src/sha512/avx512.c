@@ -201,7 +201,7 @@ static void sha512_compress_x8(uint64_t (*H)[8], const uint8_t *const *in, size_
         }
 
         __m512i a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
-#pragma GCC unroll 16
+#pragma GCC unroll 80
         for (int t = 0; t < 80; t++) {
             if (t >= 16)
                 w[t & 15] = _mm512_add_epi64(

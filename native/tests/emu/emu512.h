@@ -1,6 +1,7 @@
 /* Plain-C emulation of the AVX-512 F/VL/BW/DQ/IFMA and GFNI intrinsics that
- * src/chacha20/avx512.c, src/poly1305/avx512ifma.c, src/camellia/gfni_avx512.c and
- * src/sha512/avx512.c use, after Intel's Intrinsics Guide and SDM pseudo-code. Test only
+ * src/chacha20/avx512.c, src/poly1305/avx512ifma.c, src/camellia/gfni_avx512.c,
+ * src/sha512/avx512.c and src/sha256/sha_ni_avx512.c use (src/aead/avx512.c runs the
+ * first two), after Intel's Intrinsics Guide and SDM pseudo-code. Test only
  * (make emu-check, README.md): force-included (-include) into those unmodified files so
  * that they build and run on a machine without AVX-512 or GFNI.
  *
