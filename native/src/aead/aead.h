@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
+
 typedef struct aead_kernel {
     /* Encrypt len bytes (block counter starts at 1; the caller checked that len fits
      * 2^32 - 1 blocks) and compute the tag over aad and the ciphertext. */
@@ -28,14 +30,20 @@ void ac_aead_compose(int open, const struct chacha20_kernel *cipher,
                      uint8_t tag[16], const uint8_t *in, size_t len, const uint8_t *aad,
                      size_t aad_len, const uint32_t key[8], const uint32_t nonce[3]);
 
-/* The dispatched ChaCha20 and Poly1305 kernels, one pass over L1-sized chunks. */
-extern const aead_kernel archcrypt_chacha20_poly1305_composed;
+/* Messages up to this long fit with block 0 in one 512-byte ChaCha20 pass: */
+#define AEAD_ONEPASS_MAX 448
+/* the same for len <= AEAD_ONEPASS_MAX in a single ChaCha20 call that makes the
+ * one-time key's block and the message's keystream together (a cipher kernel with a
+ * min_len must take 64 + len bytes). Past 448 bytes the copy through a stack buffer
+ * would cost more than the pass it saves. */
+void ac_aead_onepass(int open, const struct chacha20_kernel *cipher,
+                     const struct poly1305_kernel *poly, uint8_t *out, uint8_t tag[16],
+                     const uint8_t *in, size_t len, const uint8_t *aad, size_t aad_len,
+                     const uint32_t key[8], const uint32_t nonce[3]);
 
-#if defined(__x86_64__)
-/* AVX2 ChaCha20 stitched with scalar Poly1305 per 512-byte step. */
-extern const aead_kernel archcrypt_chacha20_poly1305_avx2;
-/* The avx512 ChaCha20 and avx512ifma Poly1305 kernels composed per 8 KiB. */
-extern const aead_kernel archcrypt_chacha20_poly1305_avx512;
-#endif
+/* One kernel per row of aead/rows.h, defined by aead/<slug>.c. */
+#define AC_ROW_MIN_LEN(slug, requires, min_len) extern const aead_kernel archcrypt_chacha20_poly1305_##slug;
+#include "aead/rows.h"
+#undef AC_ROW_MIN_LEN
 
 #endif

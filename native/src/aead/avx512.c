@@ -1,4 +1,4 @@
-/* ChaCha20-Poly1305 for AVX-512 with IFMA: the avx512 ChaCha20 and avx512ifma Poly1305 kernels composed over 8 KiB chunks, each MACed while in L1; up to 448 bytes in one ChaCha20 pass with the one-time key (aead/onepass.h) (RFC 8439 2.8). */
+/* ChaCha20-Poly1305 for AVX-512 with IFMA: the avx512 ChaCha20 and avx512ifma Poly1305 kernels composed over 8 KiB chunks, each MACed while in L1; up to 448 bytes in one ChaCha20 pass with the one-time key's block (RFC 8439 2.8). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512BW__) || !defined(__AVX512DQ__)
 #error "aead/avx512.c needs -mavx512f -mavx512vl -mavx512bw -mavx512dq (ISA_FLAGS_avx512 in native/Makefile)"
 #endif
@@ -7,7 +7,6 @@
 #include "chacha20/chacha20.h"
 #include "poly1305/poly1305.h"
 #include "aead/aead.h"
-#include "aead/onepass.h"
 
 /* Composed, not stitched. On the AVX2 row, stitching pays because its Poly1305 is
  * scalar: the integer units hash while the vector units run ChaCha20. Here both
@@ -30,8 +29,8 @@ static void aead512(int open, uint8_t *out, uint8_t tag[16], const uint8_t *in, 
                     const uint32_t nonce[3])
 {
     if (len <= AEAD_ONEPASS_MAX)
-        aead_onepass(open, &archcrypt_chacha20_avx512, out, tag, in, len, aad, aad_len, key,
-                     nonce);
+        ac_aead_onepass(open, &archcrypt_chacha20_avx512, &archcrypt_poly1305_avx512ifma, out,
+                        tag, in, len, aad, aad_len, key, nonce);
     else
         ac_aead_compose(open, &archcrypt_chacha20_avx512, &archcrypt_poly1305_avx512ifma,
                         AEAD_CHUNK, out, tag, in, len, aad, aad_len, key, nonce);

@@ -77,16 +77,13 @@ int ac_hash_init(ac_hash_ctx *ctx, int hash_id)
         return ARCHCRYPT_ERR_INVALID_ARGUMENT;
 
     const int wide = variants[hash_id].wide;
-    const void *k = ac_kernel(wide ? AC_ALG_SHA512 : AC_ALG_SHA256);
-    if (AC_UNLIKELY(k == NULL))
-        return ARCHCRYPT_ERR_UNSUPPORTED;
 
     memset(ctx, 0, sizeof *ctx);
     if (wide) {
-        ctx->k.k512 = (const sha512_kernel *)k;
+        ctx->k.k512 = ac_sha512_kernel();
         memcpy(ctx->h.w64, variants[hash_id].h0, sizeof ctx->h.w64);
     } else {
-        ctx->k.k256 = (const sha256_kernel *)k;
+        ctx->k.k256 = ac_sha256_kernel();
         memcpy(ctx->h.w32, variants[hash_id].h0, sizeof ctx->h.w32);
     }
     ctx->block_size = variants[hash_id].block_size;
@@ -246,15 +243,11 @@ int archcrypt_hash(int hash_id, uint8_t *digest, const uint8_t *msg, size_t len)
     if (!known(hash_id) || digest == NULL || (msg == NULL && len > 0))
         return ARCHCRYPT_ERR_INVALID_ARGUMENT;
 
-    const int wide = variants[hash_id].wide;
-    const void *k = ac_kernel(wide ? AC_ALG_SHA512 : AC_ALG_SHA256);
-    if (AC_UNLIKELY(k == NULL))
-        return ARCHCRYPT_ERR_UNSUPPORTED;
-    if (wide)
-        oneshot512((const sha512_kernel *)k, (const uint64_t *)variants[hash_id].h0,
+    if (variants[hash_id].wide)
+        oneshot512(ac_sha512_kernel(), (const uint64_t *)variants[hash_id].h0,
                    variants[hash_id].digest_size, digest, msg, len);
     else
-        oneshot256((const sha256_kernel *)k, (const uint32_t *)variants[hash_id].h0,
+        oneshot256(ac_sha256_kernel(), (const uint32_t *)variants[hash_id].h0,
                    variants[hash_id].digest_size, digest, msg, len);
     return ARCHCRYPT_OK;
 }
@@ -431,19 +424,20 @@ static void many_run(const many_job *j, size_t n, const uint8_t *const *msgs, co
     ac_wipe(h, L * j->hsize);
 }
 
-/* The batch scheduler for this kernel, or 0 when it has no multi-lane path (then the
- * caller hashes one message at a time). */
-static int many_setup(many_job *j, int wide, const void *k, size_t digest_size)
+/* The batch scheduler for one of the two kernels, or 0 when it has no multi-lane path
+ * (then the caller hashes one message at a time). */
+static int many_setup(many_job *j, const sha256_kernel *k256, const sha512_kernel *k512,
+                      size_t digest_size)
 {
     memset(j, 0, sizeof *j);
-    if (wide) {
-        j->k512 = (const sha512_kernel *)k;
-        j->lanes = j->k512->compress_lanes ? j->k512->lanes : 0;
+    j->k256 = k256;
+    j->k512 = k512;
+    if (k512) {
+        j->lanes = k512->compress_lanes ? k512->lanes : 0;
         j->bs = 128;
         j->hsize = 64;
     } else {
-        j->k256 = (const sha256_kernel *)k;
-        j->lanes = j->k256->compress_lanes ? j->k256->lanes : 0;
+        j->lanes = k256->compress_lanes ? k256->lanes : 0;
         j->bs = 64;
         j->hsize = 32;
     }
@@ -467,12 +461,11 @@ int archcrypt_hash_many(int hash_id, size_t n, const uint8_t *const *msgs, const
 
     const int wide = variants[hash_id].wide;
     const size_t ds = variants[hash_id].digest_size;
-    const void *k = ac_kernel(wide ? AC_ALG_SHA512 : AC_ALG_SHA256);
-    if (AC_UNLIKELY(k == NULL))
-        return ARCHCRYPT_ERR_UNSUPPORTED;
+    const sha256_kernel *k256 = wide ? NULL : ac_sha256_kernel();
+    const sha512_kernel *k512 = wide ? ac_sha512_kernel() : NULL;
 
     many_job j;
-    if (n >= 2 && many_setup(&j, wide, k, ds)) {
+    if (n >= 2 && many_setup(&j, k256, k512, ds)) {
         j.h_start = variants[hash_id].h0;
         j.prefix = 0;
         many_run(&j, n, msgs, lens, digests);
@@ -480,11 +473,11 @@ int archcrypt_hash_many(int hash_id, size_t n, const uint8_t *const *msgs, const
     }
     for (size_t i = 0; i < n; i++) {
         if (wide)
-            oneshot512((const sha512_kernel *)k, (const uint64_t *)variants[hash_id].h0, ds,
-                       digests + i * ds, msgs[i], lens[i]);
+            oneshot512(k512, (const uint64_t *)variants[hash_id].h0, ds, digests + i * ds, msgs[i],
+                       lens[i]);
         else
-            oneshot256((const sha256_kernel *)k, (const uint32_t *)variants[hash_id].h0, ds,
-                       digests + i * ds, msgs[i], lens[i]);
+            oneshot256(k256, (const uint32_t *)variants[hash_id].h0, ds, digests + i * ds, msgs[i],
+                       lens[i]);
     }
     return ARCHCRYPT_OK;
 }
@@ -496,10 +489,9 @@ int ac_hmac_many(const ac_hash_ctx *inner, const ac_hash_ctx *outer, size_t n,
 {
     const int wide = inner->wide;
     const size_t ds = inner->digest_size;
-    const void *k = wide ? (const void *)inner->k.k512 : (const void *)inner->k.k256;
     many_job j;
 
-    if (n < 2 || !many_setup(&j, wide, k, ds))
+    if (n < 2 || !many_setup(&j, wide ? NULL : inner->k.k256, wide ? inner->k.k512 : NULL, ds))
         return 0;
     j.prefix = inner->block_size;
     j.h_start = wide ? (const void *)inner->h.w64 : (const void *)inner->h.w32;

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
+
 /* Most lanes any row's compress_lanes runs (avx512: eight). */
 #define SHA512_MAX_LANES 8
 
@@ -20,15 +22,9 @@ typedef struct sha512_kernel {
  * first 80 primes; defined once (portable.c), 64-byte aligned for vector loads. */
 extern const uint64_t archcrypt_sha512_K[80];
 
-extern const sha512_kernel archcrypt_sha512_portable;
-
-#if defined(__x86_64__)
-extern const sha512_kernel archcrypt_sha512_avx512;
-extern const sha512_kernel archcrypt_sha512_avx2;
-#endif
-
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-extern const sha512_kernel archcrypt_sha512_power8;
-#endif
+/* One kernel per row of sha512/rows.h, defined by sha512/<slug>.c. */
+#define AC_ROW_MIN_LEN(slug, requires, min_len) extern const sha512_kernel archcrypt_sha512_##slug;
+#include "sha512/rows.h"
+#undef AC_ROW_MIN_LEN
 
 #endif
