@@ -289,7 +289,7 @@ typedef struct {
     uint8_t tail[3 * AC_HASH_MAX_BLOCK];
 } many_lane;
 
-static void many_compress_lanes(const many_job *j, void *h, const uint8_t *const *ptr, size_t n)
+static inline __attribute__((always_inline)) void many_compress_lanes(const many_job *j, void *h, const uint8_t *const *ptr, size_t n)
 {
     if (j->k512)
         j->k512->compress_lanes((uint64_t(*)[8])h, ptr, n);
@@ -297,7 +297,7 @@ static void many_compress_lanes(const many_job *j, void *h, const uint8_t *const
         j->k256->compress_lanes((uint32_t(*)[8])h, ptr, n);
 }
 
-static void many_compress(const many_job *j, void *h, const uint8_t *in, size_t n)
+static inline __attribute__((always_inline)) void many_compress(const many_job *j, void *h, const uint8_t *in, size_t n)
 {
     if (j->k512)
         j->k512->compress((uint64_t *)h, in, n);
@@ -305,7 +305,7 @@ static void many_compress(const many_job *j, void *h, const uint8_t *in, size_t 
         j->k256->compress((uint32_t *)h, in, n);
 }
 
-static void many_digest(const many_job *j, uint8_t *out, const void *h)
+static inline __attribute__((always_inline)) void many_digest(const many_job *j, uint8_t *out, const void *h)
 {
     if (j->k512)
         for (size_t i = 0; i < j->digest_size / 8; i++)
@@ -319,7 +319,7 @@ static void many_digest(const many_job *j, uint8_t *out, const void *h)
  * are none left. A message under two blocks is copied whole into the tail buffer: one
  * run, so one multi-lane step per message instead of two (the step, not the copy, is
  * what costs at 64 bytes). */
-static void lane_start(const many_job *j, many_lane *ln, void *h, size_t msg, const uint8_t *data,
+static inline __attribute__((always_inline)) void lane_start(const many_job *j, many_lane *ln, void *h, size_t msg, const uint8_t *data,
                        size_t len)
 {
     const size_t bs = j->bs, len_field = bs / 8;
@@ -353,7 +353,7 @@ static void lane_start(const many_job *j, many_lane *ln, void *h, size_t msg, co
     }
 }
 
-static void many_run(const many_job *j, size_t n, const uint8_t *const *msgs, const size_t *lens,
+static inline __attribute__((always_inline)) void many_run(const many_job *j, size_t n, const uint8_t *const *msgs, const size_t *lens,
                      uint8_t *digests)
 {
     const size_t L = j->lanes, ds = j->digest_size;
@@ -418,10 +418,44 @@ static void many_run(const many_job *j, size_t n, const uint8_t *const *msgs, co
         many_digest(j, digests + ln->msg * ds, h + l * j->hsize);
     }
 
-    /* Every lane's state (idle ones hashed other lanes' data) and tails; a variable size
-     * is libc's memset, not rep stos. */
-    ac_wipe(lane, L * sizeof lane[0]);
+    /* Every lane's state (idle ones hashed other lanes' data) and the part of its tail
+     * buffer this block size uses (the rest of a lane holds only pointers and counts). */
+    for (size_t l = 0; l < L; l++)
+        ac_wipe(lane[l].tail, 3 * j->bs);
     ac_wipe(h, L * j->hsize);
+}
+
+/* many_run compiled twice, with the block and state sizes constant: the scheduler's
+ * work per 64-byte message is a good part of the message's cost. */
+static void many_run256(const many_job *j, size_t n, const uint8_t *const *msgs,
+                        const size_t *lens, uint8_t *digests)
+{
+    many_job c = *j;
+
+    c.k512 = NULL;
+    c.bs = 64;
+    c.hsize = 32;
+    many_run(&c, n, msgs, lens, digests);
+}
+
+static void many_run512(const many_job *j, size_t n, const uint8_t *const *msgs,
+                        const size_t *lens, uint8_t *digests)
+{
+    many_job c = *j;
+
+    c.k256 = NULL;
+    c.bs = 128;
+    c.hsize = 64;
+    many_run(&c, n, msgs, lens, digests);
+}
+
+static void many_batch(const many_job *j, size_t n, const uint8_t *const *msgs,
+                       const size_t *lens, uint8_t *digests)
+{
+    if (j->k512)
+        many_run512(j, n, msgs, lens, digests);
+    else
+        many_run256(j, n, msgs, lens, digests);
 }
 
 /* The batch scheduler for one of the two kernels, or 0 when it has no multi-lane path
@@ -468,7 +502,7 @@ int archcrypt_hash_many(int hash_id, size_t n, const uint8_t *const *msgs, const
     if (n >= 2 && many_setup(&j, k256, k512, ds)) {
         j.h_start = variants[hash_id].h0;
         j.prefix = 0;
-        many_run(&j, n, msgs, lens, digests);
+        many_batch(&j, n, msgs, lens, digests);
         return ARCHCRYPT_OK;
     }
     for (size_t i = 0; i < n; i++) {
@@ -498,7 +532,7 @@ int ac_hmac_many(const ac_hash_ctx *inner, const ac_hash_ctx *outer, size_t n,
     /* Inner digests straight into tags, then the outer hash of each in place: the
      * scheduler reads a lane's message into its tail buffer before it writes that
      * message's digest. */
-    many_run(&j, n, msgs, lens, tags);
+    many_batch(&j, n, msgs, lens, tags);
     const uint8_t *inner_digests[64];
     size_t dlens[64];
     for (size_t done = 0; done < n; done += 64) {
@@ -508,7 +542,7 @@ int ac_hmac_many(const ac_hash_ctx *inner, const ac_hash_ctx *outer, size_t n,
             dlens[i] = ds;
         }
         j.h_start = wide ? (const void *)outer->h.w64 : (const void *)outer->h.w32;
-        many_run(&j, m, inner_digests, dlens, tags + done * ds);
+        many_batch(&j, m, inner_digests, dlens, tags + done * ds);
     }
     return 1;
 }
