@@ -322,22 +322,25 @@ EMU_FN emu_m512i emu_rol_epi32(emu_m512i a, int imm8)
 }
 
 /* FOR j := 0 to 7: FOR h := 0 to 63: tmp := (a[j][h] << 2) OR (b[j][h] << 1) OR c[j][h];
- * dst[j][h] := imm8[tmp] */
+ * dst[j][h] := imm8[tmp]. Computed a whole qword at a time: dst is the OR, over every
+ * index m whose imm8 bit is set, of the bits where (a, b, c) spell m (its minterm). The
+ * pseudo-code's bit-by-bit loop, 64 times slower, was most of the emulated self-test's
+ * time once the multi-buffer SHA-2 rows used it; selfcheck.c compares this with that
+ * loop and with an SSE2 expansion, at every immediate. */
 EMU_FN emu_m512i emu_ternarylogic_epi64(emu_m512i a, emu_m512i b, emu_m512i c, int imm8)
 {
     emu_m512i r;
     for (int j = 0; j < 8; j++) {
-        uint64_t v = 0;
-        for (int h = 0; h < 64; h++) {
-            unsigned x = (unsigned)(a.q[j] >> h) & 1, y = (unsigned)(b.q[j] >> h) & 1,
-                     z = (unsigned)(c.q[j] >> h) & 1;
 #ifdef EMU_BREAK_TERNARYLOGIC
-            unsigned idx = z << 2 | y << 1 | x; /* broken: operand order reversed */
+        const uint64_t x = c.q[j], z = a.q[j]; /* broken: operand order reversed */
 #else
-            unsigned idx = x << 2 | y << 1 | z;
+        const uint64_t x = a.q[j], z = c.q[j];
 #endif
-            v |= (uint64_t)(((unsigned)imm8 >> idx) & 1) << h;
-        }
+        const uint64_t y = b.q[j];
+        uint64_t v = 0;
+        for (unsigned m = 0; m < 8; m++)
+            if (((unsigned)imm8 >> m) & 1)
+                v |= ((m & 4) ? x : ~x) & ((m & 2) ? y : ~y) & ((m & 1) ? z : ~z);
         r.q[j] = v;
     }
     return r;

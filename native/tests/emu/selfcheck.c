@@ -246,8 +246,17 @@ static void check_ternarylogic(void)
             }
             want[l] = acc;
         }
-        CHECK(lanes_eq(_mm512_ternarylogic_epi64(a, b, c, (int)imm), want),
-              "ternarylogic_epi64 %#x", imm);
+        emu_m512i got = _mm512_ternarylogic_epi64(a, b, c, (int)imm);
+        CHECK(lanes_eq(got, want), "ternarylogic_epi64 %#x", imm);
+        /* and the SDM's loop, bit by bit: dst[h] := imm8[a[h] << 2 | b[h] << 1 | c[h]] */
+        int ok = 1;
+        for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 64; h++) {
+                unsigned idx = (unsigned)((a.q[j] >> h) & 1) << 2 |
+                               (unsigned)((b.q[j] >> h) & 1) << 1 | (unsigned)((c.q[j] >> h) & 1);
+                ok &= ((got.q[j] >> h) & 1) == ((imm >> idx) & 1);
+            }
+        CHECK(ok, "ternarylogic_epi64 %#x against the bit-by-bit pseudo-code", imm);
     }
     /* the kernel's immediate, by its meaning: 0xa8 = (A | B) & C */
     emu_m512i a = rnd512(), b = rnd512(), c = rnd512(), r = _mm512_ternarylogic_epi64(a, b, c, 0xa8);
