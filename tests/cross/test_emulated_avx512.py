@@ -99,13 +99,21 @@ AEAD_LADDER = [
     ("avx512vl", {"chacha20-poly1305": "avx2", "chacha20": "avx2", "poly1305": "avx2"}),
     ("avx512f", {"chacha20-poly1305": "avx2", "chacha20": "avx2", "poly1305": "avx2"}),
     # chacha20's avx2 row is built with -mbmi2 and so requires it (isa.mk).
-    ("avx512f,bmi2", {"chacha20-poly1305": "composed", "chacha20": "ssse3", "poly1305": "scalar64"}),
+    (
+        "avx512f,bmi2",
+        {"chacha20-poly1305": "composed", "chacha20": "ssse3", "poly1305": "scalar64"},
+    ),
     ("avx2", {"chacha20-poly1305": "composed", "chacha20": "ssse3", "poly1305": "scalar64"}),
-    ("avx2,ssse3", {"chacha20-poly1305": "composed", "chacha20": "portable", "poly1305": "scalar64"}),
+    (
+        "avx2,ssse3",
+        {"chacha20-poly1305": "composed", "chacha20": "portable", "poly1305": "scalar64"},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("masked", "expected"), AEAD_LADDER, ids=[m or "none" for m, _ in AEAD_LADDER])
+@pytest.mark.parametrize(
+    ("masked", "expected"), AEAD_LADDER, ids=[m or "none" for m, _ in AEAD_LADDER]
+)
 def test_aead_dispatch_ladder_under_emulated_avx512(masked: str, expected: dict[str, str]) -> None:
     emu_check()  # builds the emulation variant's self-test
     triple = make("-s", "print-triple").stdout.strip()
