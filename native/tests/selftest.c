@@ -2,7 +2,8 @@
  * implementation against portable at boundary lengths, counter edges, unaligned and
  * in-place buffers. Runs natively and under qemu-user for each architecture.
  *
- *   selftest [--quiet]        exit 0 when every check passed; ARCHCRYPT_SEED=<n> reseeds */
+ *   selftest [--quiet]        exit 0 when every check passed; ARCHCRYPT_SEED=<n> reseeds
+ *   selftest --dispatch       print the features and the dispatch choices, test nothing */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,10 +142,11 @@ static void test_chacha20(const char *impl)
 
     /* The 32-bit counter: legal calls up to block 0xffffffff agree with portable, any
      * call whose last block would need 2^32 is refused, whatever the batch width. */
-    static const uint32_t backs[] = {0, 1, 2, 3, 4, 7, 8, 9, 15, 16};
+    static const uint32_t backs[] = {0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 31, 32};
     for (size_t b = 0; b < sizeof(backs) / sizeof(backs[0]); b++) {
         uint32_t back = backs[b], counter = 0xffffffffu - back;
-        for (size_t blocks = 1; blocks <= 17; blocks++) {
+        /* 33: the two 16-block groups of a 2 KiB AVX-512 step, and one block more. */
+        for (size_t blocks = 1; blocks <= 33; blocks++) {
             size_t len = blocks * 64 - (blocks & 1) * 5;
             uint8_t *in = xmalloc(len), *ref = xmalloc(len), *out = xmalloc(len);
             rng_fill(key, 32);
@@ -357,7 +359,7 @@ static const size_t many_lens[] = {0,   1,   55,  56,  63,   64,  65,  111, 112,
 static void many_check(const char *alg, const char *impl, int id, size_t n, const size_t *lens,
                        const char *what)
 {
-    enum { MAX_N = 17 };
+    enum { MAX_N = 33 };
     const uint8_t *msgs[MAX_N];
     uint8_t *bufs[MAX_N];
     uint8_t ref[MAX_N * 64], got[MAX_N * 64 + 64];
@@ -382,14 +384,32 @@ static void many_check(const char *alg, const char *impl, int id, size_t n, cons
               what, n, i, lens[i]);
     CHECK(got[n * dlen] == 0xa5 && got[n * dlen + 63] == 0xa5,
           "%s/%s hash_many wrote past %zu digests", alg, impl, n);
+
+    /* HMAC of the same messages under one key (sometimes longer than a block). */
+    uint8_t key[200];
+    size_t klen = (size_t)(rng_next() % sizeof key);
+    rng_fill(key, klen);
+    use(alg, "portable");
+    for (size_t i = 0; i < n; i++)
+        archcrypt_hmac(id, ref + i * dlen, key, klen, msgs[i], lens[i]);
+    use(alg, impl);
+    memset(got, 0xa5, sizeof got);
+    CHECK(archcrypt_hmac_many(id, key, klen, n, msgs, lens, got) == ARCHCRYPT_OK,
+          "%s/%s hmac_many", alg, impl);
+    for (size_t i = 0; i < n; i++)
+        CHECK(memcmp(got + i * dlen, ref + i * dlen, dlen) == 0,
+              "%s/%s hmac_many id %d, %s, n %zu, key %zu: message %zu (len %zu) != portable", alg,
+              impl, id, what, n, klen, i, lens[i]);
+    CHECK(got[n * dlen] == 0xa5 && got[n * dlen + 63] == 0xa5,
+          "%s/%s hmac_many wrote past %zu tags", alg, impl, n);
     for (size_t i = 0; i < n; i++)
         free(bufs[i]);
 }
 
 static void test_hash_many(const char *alg, const char *impl, int id_small, int id_big)
 {
-    static const size_t counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 17};
-    size_t lens[17];
+    static const size_t counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 33};
+    size_t lens[33];
     use(alg, impl);
     for (int id = id_small; id <= id_big; id++) {
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
@@ -428,6 +448,12 @@ static void test_hash_many(const char *alg, const char *impl, int id_small, int 
               "%s/%s hash_many of no messages", alg, impl);
         CHECK(archcrypt_hash_many(id, 1, NULL, bad_lens, dig) == ARCHCRYPT_ERR_INVALID_ARGUMENT,
               "%s/%s hash_many accepted msgs NULL", alg, impl);
+        CHECK(archcrypt_hmac_many(id, &m, 1, 2, bad, bad_lens, dig) ==
+                      ARCHCRYPT_ERR_INVALID_ARGUMENT && dig[0] == 0x5a,
+              "%s/%s hmac_many accepted a NULL message with a length", alg, impl);
+        CHECK(archcrypt_hmac_many(id, NULL, 1, 1, bad, bad_lens, dig) ==
+                  ARCHCRYPT_ERR_INVALID_ARGUMENT,
+              "%s/%s hmac_many accepted a NULL key with a length", alg, impl);
     }
     CHECK(archcrypt_hash_many(99, 1, NULL, NULL, NULL) == ARCHCRYPT_ERR_INVALID_ARGUMENT,
           "hash_many accepted an unknown hash id");
@@ -516,9 +542,13 @@ static void print_backends(void)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
+    int dispatch_only = 0;
+    for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quiet") == 0)
             quiet = 1;
+        else if (strcmp(argv[i], "--dispatch") == 0)
+            dispatch_only = 1;
+    }
     const char *seed = getenv("ARCHCRYPT_SEED");
     if (seed)
         rng_state = strtoull(seed, NULL, 0);
@@ -528,8 +558,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "archcrypt_init: %s: %s\n", archcrypt_strerror(rc), archcrypt_last_error());
         return 2;
     }
-    if (!quiet)
+    if (!quiet || dispatch_only)
         print_backends();
+    if (dispatch_only)
+        return 0;
 
     for (size_t a = 0; a < archcrypt_algorithm_count(); a++) {
         const char *alg = archcrypt_algorithm_name(a);
