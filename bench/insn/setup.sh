@@ -6,18 +6,26 @@
 #     cross compiler;
 #   - the instruction-count TCG plugin, tests/plugin/insn.c of the qemu source package that
 #     matches the installed qemu-user (a deb-src entry is added for `apt-get source`);
-#   - a ppc64el Debian tree with the peers' libraries and headers (libgcrypt20-dev,
+#   - a Debian tree of the target with the peers' libraries and headers (libgcrypt20-dev,
 #     libssl-dev, libsodium-dev), by scripts/foreign-tree.sh.
+#
+#   bench/insn/setup.sh [ppc64le|arm64]      (default ppc64le)
 # Not part of the test suite. Needs root for apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 OUT=${OUT:-build/bench/insn}
+arch=${1:-ppc64le}
+case $arch in
+    ppc64le | ppc64el) debian=ppc64el cross=(gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross) ;;
+    arm64 | aarch64) debian=arm64 cross=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross) ;;
+    *) echo "usage: $0 [ppc64le|arm64]" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT"
 say() { printf 'bench/insn setup: %s\n' "$*" >&2; }
 
 packages=(qemu-user libglib2.0-dev pkg-config gcc golang-go golang-golang-x-crypto-dev
-          gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross debootstrap xz-utils dpkg-dev)
+          "${cross[@]}" debootstrap xz-utils dpkg-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -73,6 +81,6 @@ EOF
     say "built $plugin from qemu $version"
 fi
 
-# ---- the ppc64el tree with the C peers ------------------------------------------------
-scripts/foreign-tree.sh ppc64el "$OUT/ppc64el" libgcrypt20-dev libssl-dev libsodium-dev
+# ---- the target's tree with the C peers -----------------------------------------------
+scripts/foreign-tree.sh "$debian" "$OUT/$debian" libgcrypt20-dev libssl-dev libsodium-dev
 say "ready"

@@ -78,6 +78,9 @@ static const ac_impl_row sha256_rows[] = {
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
     {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_sha256_power8},
 #endif
+#if defined(__aarch64__)
+    {"armv8_crypto", "asimd,sha2", &archcrypt_sha256_armv8_crypto},
+#endif
     {"portable", "", &archcrypt_sha256_portable},
 };
 
@@ -88,6 +91,9 @@ static const ac_impl_row sha512_rows[] = {
 #endif
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
     {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_sha512_power8},
+#endif
+#if defined(__aarch64__)
+    {"armv8_sha512", "asimd,sha512", &archcrypt_sha512_armv8_sha512},
 #endif
     {"portable", "", &archcrypt_sha512_portable},
 };

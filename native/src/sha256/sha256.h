@@ -35,4 +35,8 @@ extern const sha256_kernel archcrypt_sha256_avx2;
 extern const sha256_kernel archcrypt_sha256_power8;
 #endif
 
+#if defined(__aarch64__)
+extern const sha256_kernel archcrypt_sha256_armv8_crypto;
+#endif
+
 #endif

@@ -25,4 +25,8 @@ extern const sha512_kernel archcrypt_sha512_avx2;
 extern const sha512_kernel archcrypt_sha512_power8;
 #endif
 
+#if defined(__aarch64__)
+extern const sha512_kernel archcrypt_sha512_armv8_sha512;
+#endif
+
 #endif
