@@ -33,13 +33,15 @@ bench: setup
 bench-md: setup
 	PY=$(PY) BENCH_COMMAND='make bench-md' scripts/bench-peers.sh --write BENCHMARKS.md
 
-# ppc64le instructions per byte under qemu (POWER8/9/10): archcrypt against Debian's ppc64el
-# libgcrypt, OpenSSL, libsodium and Go's x/crypto; rewrites that section of BENCHMARKS.md
-# (~20 min; installs qemu-user, golang and the plugin's sources when root). Not a test.
-.PHONY: bench-insn
-bench-insn:
-	bench/insn/setup.sh
-	python3 bench/insn/run.py --write BENCHMARKS.md
+# Instructions per byte under qemu, ppc64le (POWER8/9/10) and arm64 (Cortex-A72, max):
+# archcrypt against Debian's libgcrypt, OpenSSL, libsodium for that arch and Go's x/crypto;
+# each rewrites its section of BENCHMARKS.md (~20 min each; installs qemu-user, golang and
+# the plugin's sources when root). Not a test.
+.PHONY: bench-insn bench-insn-ppc64le bench-insn-arm64
+bench-insn: bench-insn-ppc64le bench-insn-arm64
+bench-insn-ppc64le bench-insn-arm64: bench-insn-%:
+	bench/insn/setup.sh $*
+	python3 bench/insn/run.py --arch $* --write BENCHMARKS.md
 
 # The multi-arch image with buildah (no Docker engine needed): one manifest list for
 # linux/amd64, arm64, ppc64le and s390x. BASE_IMAGE/BUILDER_IMAGE override the official

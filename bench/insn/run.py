@@ -1,11 +1,13 @@
-"""Instructions per byte under qemu-user, ppc64le: archcrypt (every runnable row) against
-Debian's libgcrypt, OpenSSL and libsodium for ppc64el and Go's x/crypto, per CPU model.
+"""Instructions per byte under qemu-user, ppc64le or arm64: archcrypt (every runnable row)
+against Debian's libgcrypt, OpenSSL and libsodium for that arch and Go's x/crypto, per CPU
+model.
 
-    bench/insn/setup.sh                      # once: packages, the plugin, the peers' tree
-    python3 bench/insn/run.py [--write BENCHMARKS.md] [--models power8,power9,power10]
-                              [--sizes 64,1024,65536] [--total 4194304] [--jobs N]
+    bench/insn/setup.sh [ppc64le|arm64]      # once: packages, the plugin, the peers' tree
+    python3 bench/insn/run.py [--arch ppc64le|arm64] [--write BENCHMARKS.md]
+                              [--models power8,power9,power10] [--sizes 64,1024,65536]
+                              [--total 4194304] [--jobs N]
 
-Each cell runs a harness twice under `qemu-ppc64le -cpu MODEL -plugin libinsn.so,inline=on`:
+Each cell runs a harness twice under `qemu-<arch> -cpu MODEL -plugin libinsn.so,inline=on`:
 with CALLS = total/size messages and with none (same binary, same set-up, one warm-up
 message in both); the difference divided by the bytes is the cell. Counts are exact and
 repeatable for a given binary and model, so one run per cell is enough. Instructions are
@@ -36,12 +38,49 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 OUT = ROOT / "build" / "bench" / "insn"
-TREE = OUT / "ppc64el"
-TRIPLE = "powerpc64le-linux-gnu"
-CC = f"{TRIPLE}-gcc"
-QEMU = "qemu-ppc64le"  # the dynamic build: qemu-ppc64le-static has no -plugin
 PLUGIN = OUT / "libinsn.so"
-RESULTS = OUT / "results.json"
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str  # as archcrypt and BENCHMARKS.md name it
+    debian: str  # Debian's name: the tree's directory and the packages' architecture
+    triple: str
+    qemu: str  # the dynamic build: qemu-<arch>-static has no -plugin
+    go_env: tuple[tuple[str, str], ...]  # GOARCH and its level
+    chip: str  # "a real POWER chip"
+    models: str  # the default --models
+
+    @property
+    def tree(self) -> Path:
+        return OUT / self.debian
+
+    @property
+    def cc(self) -> str:
+        return f"{self.triple}-gcc"
+
+    @property
+    def results(self) -> Path:
+        return OUT / f"results-{self.name}.json"
+
+    @property
+    def heading(self) -> str:
+        return f"## {self.name}: instructions per byte under qemu"
+
+    @property
+    def markers(self) -> tuple[str, str]:
+        return f"<!-- insn-{self.name}:begin -->", f"<!-- insn-{self.name}:end -->"
+
+
+ARCHES = {
+    "ppc64le": Arch("ppc64le", "ppc64el", "powerpc64le-linux-gnu", "qemu-ppc64le",
+                    (("GOARCH", "ppc64le"), ("GOPPC64", "power8")), "POWER",
+                    "power8,power9,power10"),
+    # Go 1.19 has no GOARM64 level: its arm64 port detects the extensions at run time.
+    "arm64": Arch("arm64", "arm64", "aarch64-linux-gnu", "qemu-aarch64",
+                  (("GOARCH", "arm64"),), "Arm", "cortex-a72,max"),
+}
+A = ARCHES["ppc64le"]  # set by main() from --arch
 
 OPERATIONS = ("chacha20", "poly1305", "chacha20-poly1305", "sha256", "sha512", "camellia-128-ecb")
 # The dispatch table behind each operation (the AEAD composes the chacha20 and poly1305 rows).
@@ -53,8 +92,6 @@ TABLE = {
     "camellia-128-ecb": "camellia",
 }
 PEERS = ("libgcrypt", "OpenSSL", "libsodium", "Go")
-BEGIN, END = "<!-- insn-ppc64le:begin -->", "<!-- insn-ppc64le:end -->"
-HEADING = "## ppc64le: instructions per byte under qemu"
 
 
 def sh(
@@ -67,24 +104,25 @@ def sh(
 
 
 def build() -> dict[str, Path]:
-    """One ppc64le binary per library; archcrypt's is static, the Debian peers link the
+    """One binary of the target per library; archcrypt's is static, the Debian peers link the
     tree's shared libraries (found at run time through qemu -L), Go's is Go's."""
-    missing = [p for p in (PLUGIN, TREE / ".archcrypt-foreign-tree") if not p.exists()]
+    missing = [p for p in (PLUGIN, A.tree / ".archcrypt-foreign-tree") if not p.exists()]
     if missing:
-        sys.exit(f"run.py: {', '.join(map(str, missing))} missing: run bench/insn/setup.sh first")
+        sys.exit(f"run.py: {', '.join(map(str, missing))} missing: "
+                 f"run bench/insn/setup.sh {A.name} first")
     subprocess.run(
-        ["make", "-s", "-C", str(ROOT / "native"), f"CC={CC}", f"-j{os.cpu_count() or 2}", "lib"],
+        ["make", "-s", "-C", str(ROOT / "native"), f"CC={A.cc}", f"-j{os.cpu_count() or 2}", "lib"],
         check=True,
     )
     lib = sh(
-        ["make", "-s", "--no-print-directory", "-C", str(ROOT / "native"), f"CC={CC}", "print-lib"]
+        ["make", "-s", "--no-print-directory", "-C", str(ROOT / "native"), f"CC={A.cc}", "print-lib"]
     ).stdout.strip()
     source = HERE / "harness.c"
     flags = ["-std=c11", "-O2", "-Wall", "-Wextra"]
-    bins = {"archcrypt": OUT / "harness-archcrypt"}
+    bins = {"archcrypt": OUT / f"harness-archcrypt-{A.name}"}
     sh(
         [
-            CC,
+            A.cc,
             *flags,
             "-static",
             "-DLIB_ARCHCRYPT",
@@ -96,15 +134,15 @@ def build() -> dict[str, Path]:
             str(bins["archcrypt"]),
         ]
     )
-    libdir = TREE / "usr" / "lib" / TRIPLE
+    libdir = A.tree / "usr" / "lib" / A.triple
     # The tree's headers after the cross toolchain's own (the same glibc), and each shared
     # library by path: -L into the tree would pick up its libc.so linker script, whose
     # absolute paths name the host's /lib.
     peer_flags = [
         "-idirafter",
-        str(TREE / "usr" / "include"),
+        str(A.tree / "usr" / "include"),
         "-idirafter",
-        str(TREE / "usr" / "include" / TRIPLE),
+        str(A.tree / "usr" / "include" / A.triple),
         f"-Wl,-rpath-link,{libdir}",
     ]
     for name, macro, libs in (
@@ -112,10 +150,10 @@ def build() -> dict[str, Path]:
         ("OpenSSL", "LIB_OPENSSL", ["libcrypto.so.3"]),
         ("libsodium", "LIB_SODIUM", ["libsodium.so.23"]),
     ):
-        bins[name] = OUT / f"harness-{name.lower()}"
+        bins[name] = OUT / f"harness-{name.lower()}-{A.name}"
         sh(
             [
-                CC,
+                A.cc,
                 *flags,
                 f"-D{macro}",
                 *peer_flags,
@@ -125,7 +163,7 @@ def build() -> dict[str, Path]:
                 str(bins[name]),
             ]
         )
-    bins["Go"] = OUT / "harness-go"
+    bins["Go"] = OUT / f"harness-go-{A.name}"
     sh(
         ["go", "build", "-trimpath", "-o", str(bins["Go"]), "main.go"],
         cwd=HERE / "go",
@@ -134,10 +172,9 @@ def build() -> dict[str, Path]:
             "GO111MODULE": "off",
             "GOPATH": "/usr/share/gocode",
             "GOOS": "linux",
-            "GOARCH": "ppc64le",
-            "GOPPC64": "power8",
+            **dict(A.go_env),
             "CGO_ENABLED": "0",
-            "GOCACHE": str(OUT / "gocache"),
+            "GOCACHE": str(OUT / f"gocache-{A.name}"),
         },
     )
     return bins
@@ -145,7 +182,7 @@ def build() -> dict[str, Path]:
 
 def versions() -> dict[str, str]:
     """Versions of the peers as built here: Debian's from the tree's .deb names."""
-    debs = (TREE / "debootstrap" / "debpaths").read_text()
+    debs = (A.tree / "debootstrap" / "debpaths").read_text()
 
     def deb(package: str) -> str:
         match = re.search(rf"^{re.escape(package)} \S*/{re.escape(package)}_([^_]+)_", debs, re.M)
@@ -179,11 +216,11 @@ def count(binary: Path, model: str, args: list[str], env: dict[str, str]) -> int
     log = OUT / "logs" / f"{os.getpid()}-{time.monotonic_ns()}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     cmd = [
-        QEMU,
+        A.qemu,
         "-cpu",
         model,
         "-L",
-        str(TREE),
+        str(A.tree),
         "-plugin",
         f"{PLUGIN},inline=on",
         "-d",
@@ -243,7 +280,7 @@ class Rows:
 def archcrypt_rows(binary: Path, model: str) -> Rows:
     """What the library itself reports on this model (`harness rows`)."""
     proc = subprocess.run(
-        [QEMU, "-cpu", model, str(binary), "rows"],
+        [A.qemu, "-cpu", model, str(binary), "rows"],
         capture_output=True,
         text=True,
         env=environment(),
@@ -287,10 +324,12 @@ def report(
     meta: dict[str, str],
     command: str,
 ) -> str:
+    begin, end = A.markers
+    go_level = ", ".join(f"{k}={v}" for k, v in A.go_env if k != "GOARCH")
     lines = [
-        HEADING,
+        A.heading,
         "",
-        BEGIN,
+        begin,
         "",
         "Guest instructions executed per byte of message, counted by the `insn` TCG plugin",
         f"of Debian's qemu source (qemu-user {meta['qemu']}, `-plugin libinsn.so,inline=on`),",
@@ -298,16 +337,18 @@ def report(
         "same binary with no messages (set-up and one warm-up message in both). Lower is",
         "better. **Instructions are not cycles**: qemu models no pipeline, a vector instruction",
         "counts as one like a scalar one, and a library can execute more instructions and still",
-        "be faster on a real POWER chip. The counts are exact and repeatable, so they compare",
+        f"be faster on a real {A.chip} chip. The counts are exact and repeatable, so they compare",
         "implementations of one ISA where no such hardware is at hand. (They move by up to ~25",
         "instructions per call with stack alignment, through glibc's memcpy and memset: every",
         "run gets an environment and arguments of the same size.)",
         "",
-        f"- **Command:** `{command}` (after `bench/insn/setup.sh`; `make bench-insn` runs both)",
+        f"- **Command:** `{command}` (after `bench/insn/setup.sh {A.name}`; "
+        f"`make bench-insn-{A.name}` runs both)",
         f"- **Date:** {meta['date']} (took {meta['elapsed']} s)",
         f"- **Tree:** {meta['tree']}",
-        f"- **Peers** (Debian 12 ppc64el builds, run from a debootstrap tree): {meta['libgcrypt']},"
-        f" {meta['OpenSSL']}, {meta['libsodium']}; {meta['Go']} (GOPPC64=power8, GOGC=off).",
+        f"- **Peers** (Debian 12 {A.debian} builds, run from a debootstrap tree): "
+        f"{meta['libgcrypt']}, {meta['OpenSSL']}, {meta['libsodium']}; {meta['Go']} "
+        f"({go_level + ', ' if go_level else ''}GOGC=off).",
         "- Per message, as a user would: ChaCha20 and the AEAD keyed with a fresh nonce (no AAD),",
         "  Poly1305 with a fresh one-time key, SHA-2 one-shot, a Camellia key scheduled once.",
         "- archcrypt (auto): the row dispatch picks on that model, named after the figure (the",
@@ -358,7 +399,7 @@ def report(
                 ]
                 lines.append(f"| {operation} | `{row}` | " + " | ".join(map(fmt, values)) + " |")
         lines.append("")
-    lines += [END, ""]
+    lines += [end, ""]
     return "\n".join(lines)
 
 
@@ -372,9 +413,10 @@ def _ratio(results: dict[Cell, float | None], model: str, operation: str, size: 
 def write_section(path: Path, section: str) -> None:
     """Replace the marked section of `path`, or append it (other sections stay as they are)."""
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    start = text.find(HEADING)
-    if start >= 0 and END in text[start:]:
-        end = text.index(END, start) + len(END)
+    start = text.find(A.heading)
+    _, marker = A.markers
+    if start >= 0 and marker in text[start:]:
+        end = text.index(marker, start) + len(marker)
         text = text[:start] + section.rstrip("\n") + text[end:]
     else:
         text = text.rstrip("\n") + "\n\n" + section
@@ -392,23 +434,30 @@ def tree_state() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="power8,power9,power10")
+    parser.add_argument("--arch", choices=sorted(ARCHES), default="ppc64le")
+    parser.add_argument("--models", help="CPU models (default: per arch, e.g. power8,power9,power10)")
+    parser.add_argument("--operations", default=",".join(OPERATIONS),
+                        help="a subset, for a quick look (the report lists only these)")
     parser.add_argument("--sizes", default="64,1024,65536")
     parser.add_argument("--total", type=int, default=4 << 20, help="bytes per cell")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--write", type=Path, help="put the Markdown section into this file")
     parser.add_argument(
-        "--report-only", action="store_true", help=f"render the last run's {RESULTS.name} again"
+        "--report-only", action="store_true", help="render the last run's results again"
     )
     args = parser.parse_args()
+    global A
+    A = ARCHES[args.arch]
     if args.report_only:
-        publish(json.loads(RESULTS.read_text(encoding="utf-8")), args.write)
+        publish(json.loads(A.results.read_text(encoding="utf-8")), args.write)
         return
-    command = "python3 bench/insn/run.py" + (f" --write {args.write}" if args.write else "")
-    for tool in (QEMU, CC, "go"):
+    command = f"python3 bench/insn/run.py --arch {A.name}" + (
+        f" --write {args.write}" if args.write else ""
+    )
+    for tool in (A.qemu, A.cc, "go"):
         if not shutil.which(tool):
-            sys.exit(f"run.py: {tool} not found: run bench/insn/setup.sh first")
-    models = args.models.split(",")
+            sys.exit(f"run.py: {tool} not found: run bench/insn/setup.sh {A.name} first")
+    models = (args.models or A.models).split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
     started = time.monotonic()
     bins = build()
@@ -418,7 +467,7 @@ def main() -> None:
     rows = {m: archcrypt_rows(bins["archcrypt"], m) for m in models}
     cells: list[tuple[Cell, Path]] = []
     for model in models:
-        for operation in OPERATIONS:
+        for operation in args.operations.split(","):
             for size in sizes:
                 cells.append((Cell(model, "archcrypt", "", operation, size), bins["archcrypt"]))
                 for row in rows[model].runnable.get(operation, []):
@@ -452,7 +501,7 @@ def main() -> None:
         "rows": {m: dataclasses.asdict(r) for m, r in rows.items()},
         "results": [{**dataclasses.asdict(c), "value": v} for c, v in results.items()],
     }
-    RESULTS.write_text(json.dumps(saved, indent=1), encoding="utf-8")
+    A.results.write_text(json.dumps(saved, indent=1), encoding="utf-8")
     publish(saved, args.write)
 
 
@@ -464,7 +513,7 @@ def publish(saved: dict[str, Any], write: Path | None) -> None:
     rows = {m: Rows(**r) for m, r in saved["rows"].items()}
     meta = saved["meta"]
     section = report(results, rows, saved["models"], saved["sizes"], meta, meta["command"])
-    (OUT / "report.md").write_text(section, encoding="utf-8")
+    (OUT / f"report-{A.name}.md").write_text(section, encoding="utf-8")
     if write:
         write_section(write, section)
         print(f"run.py: wrote the section into {write}", file=sys.stderr)

@@ -41,6 +41,9 @@ extern const poly1305_kernel archcrypt_poly1305_avx512ifma;
 extern const poly1305_kernel archcrypt_poly1305_power8;
 extern const poly1305_kernel archcrypt_poly1305_power9;
 #endif
+#if defined(__aarch64__)
+extern const poly1305_kernel archcrypt_poly1305_neon;
+#endif
 
 /* Buffering front (poly1305.c) over whichever kernel was in effect at init. Also
  * used by the AEAD composition. */
