@@ -110,6 +110,9 @@ static const ac_impl_row camellia_rows[] = {
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
     {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_camellia_power8},
 #endif
+#if defined(__aarch64__)
+    {"armv8_crypto", "asimd,aes", &archcrypt_camellia_armv8_crypto},
+#endif
     {"portable", "", &archcrypt_camellia_portable},
 };
 
