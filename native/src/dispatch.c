@@ -97,6 +97,7 @@ static const ac_impl_row sha512_rows[] = {
 #endif
 #if defined(__aarch64__)
     {"armv8_sha512", "asimd,sha512", &archcrypt_sha512_armv8_sha512},
+    {"neon", "asimd", &archcrypt_sha512_neon},
 #endif
     {"portable", "", &archcrypt_sha512_portable},
 };

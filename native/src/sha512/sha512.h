@@ -27,6 +27,7 @@ extern const sha512_kernel archcrypt_sha512_power8;
 
 #if defined(__aarch64__)
 extern const sha512_kernel archcrypt_sha512_armv8_sha512;
+extern const sha512_kernel archcrypt_sha512_neon;
 #endif
 
 #endif
