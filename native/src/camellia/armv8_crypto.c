@@ -9,7 +9,6 @@
 #include "camellia/byteslice_tables.h"
 #include "camellia/camellia.h"
 
-extern const camellia_kernel archcrypt_camellia_armv8_crypto;
 
 /*
  * The layout and the S-box construction are x86_byteslice.h's, in 16-byte vectors: vector

@@ -7,7 +7,6 @@
 
 #include "poly1305/aarch64.h"
 
-extern const poly1305_kernel archcrypt_poly1305_neon;
 
 /* Calls shorter than this many blocks take the scalar path (30 instructions a block,
  * poly1305/aarch64.h). The vector path (21.5 a block) costs a radix conversion in and out

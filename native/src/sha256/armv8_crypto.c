@@ -8,7 +8,6 @@
 #include "common.h"
 #include "sha256/sha256.h"
 
-extern const sha256_kernel archcrypt_sha256_armv8_crypto;
 
 /* Four rounds: sha256h advances {a,b,c,d} and needs the old {a,b,c,d} for sha256h2,
  * which advances {e,f,g,h}. */

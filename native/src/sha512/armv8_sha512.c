@@ -6,7 +6,6 @@
 #include "common.h"
 #include "sha512/sha512.h"
 
-extern const sha512_kernel archcrypt_sha512_armv8_sha512;
 
 /*
  * Two rounds t, t+1 (DR; DRS also computes W[t+16], W[t+17] in place of W[t], W[t+1]).

@@ -8,7 +8,6 @@
 #include "common.h"
 #include "sha512/sha512.h"
 
-extern const sha512_kernel archcrypt_sha512_neon;
 
 /*
  * portable.c spells out the standard: an 80-word schedule in memory, wiped per call (ac_wipe

@@ -1,0 +1,8 @@
+/* SHA-256 (and SHA-224) rows, fastest first (the order is the policy); see dispatch.h for
+ * the format. Batches (archcrypt_hash_many): sha_ni interleaves two messages' chains, avx2
+ * runs eight messages, one per 32-bit lane. */
+AC_ROW(sha_ni, "sha_ni,sse4_1,ssse3")
+AC_ROW(avx2, "avx2,bmi2")
+AC_ROW(power8, "vsx,arch_2_07,vec_crypto")
+AC_ROW(armv8_crypto, "asimd,aes,pmull,sha2")
+AC_ROW(portable, "")
