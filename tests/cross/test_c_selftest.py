@@ -60,7 +60,7 @@ ARMV8_CRYPTO = {"poly1305": "neon", "sha256": "armv8_crypto", "sha512": "neon",
 EXPECTED_DISPATCH: dict[tuple[str, str], dict[str, str]] = {
     ("arm64", "cortex-a53"): ARMV8_CRYPTO,
     ("arm64", "cortex-a72"): ARMV8_CRYPTO,
-    ("arm64", "max"): {**ARMV8_CRYPTO, "sha512": "armv8_sha512"},
+    ("arm64", "max"): {**ARMV8_CRYPTO, "sha512": "armv8_sha512", "chacha20": "sve2"},
     ("ppc64le", "power8"): {**POWER8_CRYPTO, "chacha20": "power8", "poly1305": "power8"},
     ("ppc64le", "power9"): {**POWER8_CRYPTO, "chacha20": "power8", "poly1305": "power9"},
     ("ppc64le", "power10"): {**POWER8_CRYPTO, "chacha20": "power10", "poly1305": "power9"},
@@ -128,12 +128,24 @@ def test_cross_selftest(arch: str, model: str) -> None:
 # masking: each mask, the rows dispatch must then choose (written out, like
 # EXPECTED_DISPATCH), and the whole self-test green with those features gone.
 ARM64_MASKED = {
-    # Crypto extensions off: SHA-256 and Camellia fall back to portable, SHA-512 to the
-    # scalar row; the ASIMD rows stay.
-    "aes,pmull,sha2,sha512,sha3": {**BASELINE, "poly1305": "neon", "sha512": "neon"},
+    # Crypto extensions and SVE off: SHA-256 and Camellia fall back to portable, SHA-512
+    # to the neon row (scalar rounds), ChaCha20 below sve2; the ASIMD rows stay.
+    "aes,pmull,sha2,sha512,sha3,sve,sve2": {**BASELINE, "poly1305": "neon", "sha512": "neon"},
     # Without ASIMD nothing but the baseline may run: every arm64 row names it.
     "asimd": BASELINE,
 }
+
+
+# qemu's max runs SVE at 512 bits unless told otherwise (so test_cross_selftest covers
+# 512); the sve2 row must not assume any width, so 128 and 256 bits run too.
+@pytest.mark.parametrize("vector_bytes", [16, 32])
+def test_cross_selftest_arm64_sve_widths(vector_bytes: int) -> None:
+    target = TARGETS["arm64"]
+    require_tools(target.cc, target.qemu)
+    model = f"max,sve-default-vector-length={vector_bytes}"
+    proc = run_under_qemu(target, model, cross_build("arm64"))
+    assert_green(proc, f"arm64 -cpu {model}")
+    assert parse_dispatch(proc.stdout) == {**BASELINE, **EXPECTED_DISPATCH[("arm64", "max")]}
 
 
 @pytest.mark.parametrize("mask", sorted(ARM64_MASKED))
