@@ -247,24 +247,187 @@ static __attribute__((noinline)) void vec_blocks(const poly1305_state *st, uint6
      * exact (its blocks have the powers they need at the end of the group), lane 1 is
      * one power of r ahead; the last step repays that with r^7, r^5, r^3, r^1. */
     if (ng > 1) {
+        /* One asm block (the loop above in C, as gcc 12 compiled it, spent 15 of its 172
+         * instructions moving accumulators between registers; this is 155): the limbs
+         * come out of ld4 into v5-v9 (blocks 0-3) and v0-v4 (4-7), x = h + m into v0-v4,
+         * the table rows in v16-v24, h and the columns in v25-v29, where the reduction
+         * leaves h for the next group's xtn. */
+        register uint64x2_t h0 __asm__("v25") = d[0], h1 __asm__("v26") = d[1],
+                            h2 __asm__("v27") = d[2], h3 __asm__("v28") = d[3],
+                            h4 __asm__("v29") = d[4];
+        register uint32x4_t t0 __asm__("v16"), t1 __asm__("v17"), t2 __asm__("v18"),
+            t3 __asm__("v19"), t4 __asm__("v20"), t5 __asm__("v21"), t6 __asm__("v22"),
+            t7 __asm__("v23"), t8 __asm__("v24");
+        register uint32x4_t mask __asm__("v30") = vdupq_n_u32(M26), padv __asm__("v31") = pad;
+        register uint64x2_t mask64 __asm__("v15") = vdupq_n_u64(M26);
+        size_t n = ng - 1;
+
         load_rows(t, tab + offsetof(neon_powers, loop));
-        for (size_t g = 1; g < ng; g++) {
-            load4(in, pad, ma);
-            load4(in + 64, pad, mb);
-            _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++)
-                x[i] = vadd_u32(vmovn_u64(d[i]), vget_low_u32(ma[i]));
-            MUL_LO_E(d, x, t, 0, 1);
-            MUL_HI_E(d, ma, t, 1);
-            {
-                uint32x2_t y[5];
-                _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++)
-                    y[i] = vget_low_u32(mb[i]);
-                MUL_LO_E(d, y, t, 2, 0);
-            }
-            MUL_HI_E(d, mb, t, 3);
-            reduce(d);
-            in += 128;
-        }
+        t0 = t[0]; t1 = t[1]; t2 = t[2]; t3 = t[3]; t4 = t[4];
+        t5 = t[5]; t6 = t[6]; t7 = t[7]; t8 = t[8];
+        __asm__(
+            "1:\n\t"
+            "ld4 {v10.4s-v13.4s}, [%[in]], #64\n\t"
+            "shl v5.4s, v11.4s, #6\n\t"
+            "sri v5.4s, v10.4s, #26\n\t"
+            "and v5.16b, v5.16b, v30.16b\n\t"
+            "shl v6.4s, v12.4s, #12\n\t"
+            "sri v6.4s, v11.4s, #20\n\t"
+            "and v6.16b, v6.16b, v30.16b\n\t"
+            "shl v7.4s, v13.4s, #18\n\t"
+            "sri v7.4s, v12.4s, #14\n\t"
+            "and v7.16b, v7.16b, v30.16b\n\t"
+            "ushr v8.4s, v13.4s, #8\n\t"
+            "orr v8.16b, v8.16b, v31.16b\n\t"
+            "and v9.16b, v10.16b, v30.16b\n\t"
+            "xtn v0.2s, v25.2d\n\t"
+            "add v0.2s, v0.2s, v9.2s\n\t"
+            "xtn v1.2s, v26.2d\n\t"
+            "add v1.2s, v1.2s, v5.2s\n\t"
+            "xtn v2.2s, v27.2d\n\t"
+            "add v2.2s, v2.2s, v6.2s\n\t"
+            "xtn v3.2s, v28.2d\n\t"
+            "add v3.2s, v3.2s, v7.2s\n\t"
+            "xtn v4.2s, v29.2d\n\t"
+            "add v4.2s, v4.2s, v8.2s\n\t"
+            "umull v25.2d, v0.2s, v16.s[0]\n\t"
+            "umull v26.2d, v0.2s, v17.s[0]\n\t"
+            "umull v27.2d, v0.2s, v18.s[0]\n\t"
+            "umull v28.2d, v0.2s, v19.s[0]\n\t"
+            "umull v29.2d, v0.2s, v20.s[0]\n\t"
+            "umlal v25.2d, v1.2s, v24.s[0]\n\t"
+            "umlal v26.2d, v1.2s, v16.s[0]\n\t"
+            "umlal v27.2d, v1.2s, v17.s[0]\n\t"
+            "umlal v28.2d, v1.2s, v18.s[0]\n\t"
+            "umlal v29.2d, v1.2s, v19.s[0]\n\t"
+            "umlal v25.2d, v2.2s, v23.s[0]\n\t"
+            "umlal v26.2d, v2.2s, v24.s[0]\n\t"
+            "umlal v27.2d, v2.2s, v16.s[0]\n\t"
+            "umlal v28.2d, v2.2s, v17.s[0]\n\t"
+            "umlal v29.2d, v2.2s, v18.s[0]\n\t"
+            "umlal v25.2d, v3.2s, v22.s[0]\n\t"
+            "umlal v26.2d, v3.2s, v23.s[0]\n\t"
+            "umlal v27.2d, v3.2s, v24.s[0]\n\t"
+            "umlal v28.2d, v3.2s, v16.s[0]\n\t"
+            "umlal v29.2d, v3.2s, v17.s[0]\n\t"
+            "umlal v25.2d, v4.2s, v21.s[0]\n\t"
+            "umlal v26.2d, v4.2s, v22.s[0]\n\t"
+            "umlal v27.2d, v4.2s, v23.s[0]\n\t"
+            "umlal v28.2d, v4.2s, v24.s[0]\n\t"
+            "umlal v29.2d, v4.2s, v16.s[0]\n\t"
+            "umlal2 v25.2d, v9.4s, v16.s[1]\n\t"
+            "umlal2 v26.2d, v9.4s, v17.s[1]\n\t"
+            "umlal2 v27.2d, v9.4s, v18.s[1]\n\t"
+            "umlal2 v28.2d, v9.4s, v19.s[1]\n\t"
+            "umlal2 v29.2d, v9.4s, v20.s[1]\n\t"
+            "umlal2 v25.2d, v5.4s, v24.s[1]\n\t"
+            "umlal2 v26.2d, v5.4s, v16.s[1]\n\t"
+            "umlal2 v27.2d, v5.4s, v17.s[1]\n\t"
+            "umlal2 v28.2d, v5.4s, v18.s[1]\n\t"
+            "umlal2 v29.2d, v5.4s, v19.s[1]\n\t"
+            "umlal2 v25.2d, v6.4s, v23.s[1]\n\t"
+            "umlal2 v26.2d, v6.4s, v24.s[1]\n\t"
+            "umlal2 v27.2d, v6.4s, v16.s[1]\n\t"
+            "umlal2 v28.2d, v6.4s, v17.s[1]\n\t"
+            "umlal2 v29.2d, v6.4s, v18.s[1]\n\t"
+            "umlal2 v25.2d, v7.4s, v22.s[1]\n\t"
+            "umlal2 v26.2d, v7.4s, v23.s[1]\n\t"
+            "umlal2 v27.2d, v7.4s, v24.s[1]\n\t"
+            "umlal2 v28.2d, v7.4s, v16.s[1]\n\t"
+            "umlal2 v29.2d, v7.4s, v17.s[1]\n\t"
+            "umlal2 v25.2d, v8.4s, v21.s[1]\n\t"
+            "umlal2 v26.2d, v8.4s, v22.s[1]\n\t"
+            "umlal2 v27.2d, v8.4s, v23.s[1]\n\t"
+            "umlal2 v28.2d, v8.4s, v24.s[1]\n\t"
+            "umlal2 v29.2d, v8.4s, v16.s[1]\n\t"
+            "ld4 {v10.4s-v13.4s}, [%[in]], #64\n\t"
+            "shl v1.4s, v11.4s, #6\n\t"
+            "sri v1.4s, v10.4s, #26\n\t"
+            "and v1.16b, v1.16b, v30.16b\n\t"
+            "shl v2.4s, v12.4s, #12\n\t"
+            "sri v2.4s, v11.4s, #20\n\t"
+            "and v2.16b, v2.16b, v30.16b\n\t"
+            "shl v3.4s, v13.4s, #18\n\t"
+            "sri v3.4s, v12.4s, #14\n\t"
+            "and v3.16b, v3.16b, v30.16b\n\t"
+            "ushr v4.4s, v13.4s, #8\n\t"
+            "orr v4.16b, v4.16b, v31.16b\n\t"
+            "and v0.16b, v10.16b, v30.16b\n\t"
+            "umlal v25.2d, v0.2s, v16.s[2]\n\t"
+            "umlal v26.2d, v0.2s, v17.s[2]\n\t"
+            "umlal v27.2d, v0.2s, v18.s[2]\n\t"
+            "umlal v28.2d, v0.2s, v19.s[2]\n\t"
+            "umlal v29.2d, v0.2s, v20.s[2]\n\t"
+            "umlal v25.2d, v1.2s, v24.s[2]\n\t"
+            "umlal v26.2d, v1.2s, v16.s[2]\n\t"
+            "umlal v27.2d, v1.2s, v17.s[2]\n\t"
+            "umlal v28.2d, v1.2s, v18.s[2]\n\t"
+            "umlal v29.2d, v1.2s, v19.s[2]\n\t"
+            "umlal v25.2d, v2.2s, v23.s[2]\n\t"
+            "umlal v26.2d, v2.2s, v24.s[2]\n\t"
+            "umlal v27.2d, v2.2s, v16.s[2]\n\t"
+            "umlal v28.2d, v2.2s, v17.s[2]\n\t"
+            "umlal v29.2d, v2.2s, v18.s[2]\n\t"
+            "umlal v25.2d, v3.2s, v22.s[2]\n\t"
+            "umlal v26.2d, v3.2s, v23.s[2]\n\t"
+            "umlal v27.2d, v3.2s, v24.s[2]\n\t"
+            "umlal v28.2d, v3.2s, v16.s[2]\n\t"
+            "umlal v29.2d, v3.2s, v17.s[2]\n\t"
+            "umlal v25.2d, v4.2s, v21.s[2]\n\t"
+            "umlal v26.2d, v4.2s, v22.s[2]\n\t"
+            "umlal v27.2d, v4.2s, v23.s[2]\n\t"
+            "umlal v28.2d, v4.2s, v24.s[2]\n\t"
+            "umlal v29.2d, v4.2s, v16.s[2]\n\t"
+            "umlal2 v25.2d, v0.4s, v16.s[3]\n\t"
+            "umlal2 v26.2d, v0.4s, v17.s[3]\n\t"
+            "umlal2 v27.2d, v0.4s, v18.s[3]\n\t"
+            "umlal2 v28.2d, v0.4s, v19.s[3]\n\t"
+            "umlal2 v29.2d, v0.4s, v20.s[3]\n\t"
+            "umlal2 v25.2d, v1.4s, v24.s[3]\n\t"
+            "umlal2 v26.2d, v1.4s, v16.s[3]\n\t"
+            "umlal2 v27.2d, v1.4s, v17.s[3]\n\t"
+            "umlal2 v28.2d, v1.4s, v18.s[3]\n\t"
+            "umlal2 v29.2d, v1.4s, v19.s[3]\n\t"
+            "umlal2 v25.2d, v2.4s, v23.s[3]\n\t"
+            "umlal2 v26.2d, v2.4s, v24.s[3]\n\t"
+            "umlal2 v27.2d, v2.4s, v16.s[3]\n\t"
+            "umlal2 v28.2d, v2.4s, v17.s[3]\n\t"
+            "umlal2 v29.2d, v2.4s, v18.s[3]\n\t"
+            "umlal2 v25.2d, v3.4s, v22.s[3]\n\t"
+            "umlal2 v26.2d, v3.4s, v23.s[3]\n\t"
+            "umlal2 v27.2d, v3.4s, v24.s[3]\n\t"
+            "umlal2 v28.2d, v3.4s, v16.s[3]\n\t"
+            "umlal2 v29.2d, v3.4s, v17.s[3]\n\t"
+            "umlal2 v25.2d, v4.4s, v21.s[3]\n\t"
+            "umlal2 v26.2d, v4.4s, v22.s[3]\n\t"
+            "umlal2 v27.2d, v4.4s, v23.s[3]\n\t"
+            "umlal2 v28.2d, v4.4s, v24.s[3]\n\t"
+            "umlal2 v29.2d, v4.4s, v16.s[3]\n\t"
+            "usra v26.2d, v25.2d, #26\n\t"
+            "and v25.16b, v25.16b, v15.16b\n\t"
+            "usra v29.2d, v28.2d, #26\n\t"
+            "and v28.16b, v28.16b, v15.16b\n\t"
+            "usra v27.2d, v26.2d, #26\n\t"
+            "and v26.16b, v26.16b, v15.16b\n\t"
+            "ushr v5.2d, v29.2d, #26\n\t"
+            "and v29.16b, v29.16b, v15.16b\n\t"
+            "add v25.2d, v25.2d, v5.2d\n\t"
+            "shl v5.2d, v5.2d, #2\n\t"
+            "add v25.2d, v25.2d, v5.2d\n\t"
+            "usra v28.2d, v27.2d, #26\n\t"
+            "and v27.16b, v27.16b, v15.16b\n\t"
+            "usra v26.2d, v25.2d, #26\n\t"
+            "and v25.16b, v25.16b, v15.16b\n\t"
+            "usra v29.2d, v28.2d, #26\n\t"
+            "and v28.16b, v28.16b, v15.16b\n\t"
+            "subs %[n], %[n], #1\n\t"
+            "b.ne 1b"
+            : [in] "+r"(in), [n] "+r"(n), "+w"(h0), "+w"(h1), "+w"(h2), "+w"(h3), "+w"(h4)
+            : "w"(t0), "w"(t1), "w"(t2), "w"(t3), "w"(t4), "w"(t5), "w"(t6), "w"(t7), "w"(t8),
+              "w"(mask), "w"(padv), "w"(mask64)
+            : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9",
+              "v10", "v11", "v12", "v13");
+        d[0] = h0; d[1] = h1; d[2] = h2; d[3] = h3; d[4] = h4;
     }
 
     /* Last group: lane 0 takes r^8, r^6, r^4, r^2, lane 1 r^7, r^5, r^3, r^1. */
