@@ -55,8 +55,8 @@ FEATURES = {
 # Per (arch, model): the rows dispatch must choose where they differ from BASELINE.
 POWER8_CRYPTO = {"sha256": "power8", "sha512": "power8", "camellia": "power8"}
 # Every qemu aarch64 model has ASIMD, AES, PMULL and SHA2; only max has SHA512.
-ARMV8_CRYPTO = {"poly1305": "neon", "sha256": "armv8_crypto", "sha512": "neon",
-                "camellia": "armv8_crypto"}
+ARMV8_CRYPTO = {"chacha20": "neon", "poly1305": "neon", "sha256": "armv8_crypto",
+                "sha512": "neon", "camellia": "armv8_crypto"}
 EXPECTED_DISPATCH: dict[tuple[str, str], dict[str, str]] = {
     ("arm64", "cortex-a53"): ARMV8_CRYPTO,
     ("arm64", "cortex-a72"): ARMV8_CRYPTO,
@@ -130,7 +130,8 @@ def test_cross_selftest(arch: str, model: str) -> None:
 ARM64_MASKED = {
     # Crypto extensions and SVE off: SHA-256 and Camellia fall back to portable, SHA-512
     # to the neon row (scalar rounds), ChaCha20 below sve2; the ASIMD rows stay.
-    "aes,pmull,sha2,sha512,sha3,sve,sve2": {**BASELINE, "poly1305": "neon", "sha512": "neon"},
+    "aes,pmull,sha2,sha512,sha3,sve,sve2": {**BASELINE, "chacha20": "neon", "poly1305": "neon",
+                                            "sha512": "neon"},
     # Without ASIMD nothing but the baseline may run: every arm64 row names it.
     "asimd": BASELINE,
 }
