@@ -85,6 +85,17 @@ ARCHES = {
         ("power8", "power9", "power10"),
         (("GOARCH", "ppc64le"), ("GOPPC64", "power8")),
     ),
+    # Go 1.19 has no GOARM64 level: its arm64 port detects the extensions at run time.
+    # max runs SVE at 512 bits unless told otherwise; counted at 128 (Graviton4, Neoverse
+    # V2: the width SVE code meets on servers).
+    "arm64": Arch(
+        "arm64",
+        "aarch64-linux-gnu",
+        "qemu-aarch64",
+        "arm64",
+        ("cortex-a72", "max,sve-default-vector-length=16"),
+        (("GOARCH", "arm64"),),
+    ),
 }
 
 
