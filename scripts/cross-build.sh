@@ -24,15 +24,16 @@ case ${TARGETARCH:-$build_deb_arch} in
     *) echo "cross-build: unsupported TARGETARCH ${TARGETARCH}" >&2; exit 2 ;;
 esac
 if [[ $deb_arch == "$build_deb_arch" ]]; then
-    cc=gcc; ar=ar; strip=strip; cc_packages=(gcc libc6-dev)
+    cc=gcc; ar=ar; cc_packages=(gcc libc6-dev)
 else
-    cc=$triple-gcc; ar=$triple-ar; strip=$triple-strip
+    cc=$triple-gcc; ar=$triple-ar
     cc_packages=("gcc-$cross-linux-gnu" "libc6-dev-$deb_arch-cross")
 fi
 python_version=${PYTHON_VERSION:-$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')}
 # Target Python headers, unpacked (not installed) from Debian's libpython3.x-dev for the
-# target arch: the extension uses the stable ABI (abi3), so they need not match the runtime
-# image's exact Python; pyconfig.h is what must be the target's.
+# target arch: the cffi extension uses the stable ABI (abi3), so they need not match the
+# runtime image's exact Python; pyconfig.h is what must be the target's. A wheel cross-built
+# from an sdist is not abi3: cross-wheels.py refuses headers of another minor version.
 sysroot=/opt/target-python
 venv=/opt/build-venv
 py=$venv/bin/python
@@ -78,17 +79,15 @@ native() {
     make -s -C native -j"$(nproc)" CC="$cc" AR="$ar" lib
     local lib
     lib=$(make -s --no-print-directory -C native CC="$cc" print-lib)
-    mkdir -p build
-    # native/build_ffi.py is the one cffi builder: its ffibuilder emits the C source here
-    CC="$cc" "$py" -c 'import sys; sys.path.insert(0, "native"); import build_ffi; build_ffi.ffibuilder.emit_c_code("build/_native.c")'
     rm -rf "$dest/archcrypt"
     cp -r service/archcrypt "$dest/archcrypt"
     find "$dest/archcrypt" -name '_native.*' -delete
     local pyinc
     pyinc=$(find "$sysroot/usr/include" -maxdepth 1 -name 'python3.*' | head -n1)
-    "$cc" -shared -fPIC -O2 -pthread -Inative/include -I"$pyinc" -idirafter "$sysroot/usr/include" \
-        build/_native.c "$lib" -o "$dest/archcrypt/_native.abi3.so"
-    "$strip" --strip-unneeded "$dest/archcrypt/_native.abi3.so"
+    # The one recipe (native/build_ffi.py), as pip install and tests/cross build it;
+    # Debian's multiarch pyconfig.h is found after the cross toolchain's own headers.
+    "$py" native/build_ffi.py --cc "$cc" --library "$lib" --python-include "$pyinc" \
+        --system-include "$sysroot/usr/include" --output "$dest/archcrypt/_native.abi3.so"
     # unchecked-hash: never revalidated against the sources, never rewritten (read-only root)
     "$py" -m compileall -q -j0 --invalidation-mode unchecked-hash "$dest"
 }
