@@ -3,16 +3,24 @@
 # platform, so the runtime stage of every platform only COPYs (no emulated RUN, no binfmt).
 #
 #   cross-build.sh toolchain      apt: make, a C compiler for the target (the native gcc or
-#                                 Debian's cross gcc) and the target's Python headers
+#                                 Debian's cross gcc), the target's Python headers and its
+#                                 _sysconfigdata (unpacked from Debian's packages for it)
 #   cross-build.sh deps DEST      pip: the target's wheels (manylinux, --only-binary) of the
-#                                 dependencies pyproject.toml selects for that machine
+#                                 dependencies pyproject.toml selects for that machine; those
+#                                 PyPI has no wheel of for it (httptools on s390x, uvloop on
+#                                 ppc64le and s390x) cross-built from the sdist first
+#                                 (scripts/cross-wheels.py)
 #   cross-build.sh native DEST    make -C native lib with the target compiler, then the cffi
-#                                 extension (abi3) compiled and linked against it; the
-#                                 archcrypt package beside it; .pyc compiled
+#                                 extension by native/build_ffi.py's recipe (the one that
+#                                 pip install and the foreign-arch tests use); the archcrypt
+#                                 package beside it; .pyc compiled
 #
 # Environment: TARGETARCH (amd64 | arm64 | ppc64le | s390x; default: the build machine's),
-# PYTHON_VERSION (of the runtime image; default: this python3's). Never -march=native:
-# native/Makefile owns the flags and the runtime dispatcher picks the kernel.
+# PYTHON_VERSION (of the runtime image; default: this python3's), ARCHCRYPT_WHEEL_CACHE (a
+# directory that keeps cross-built wheels between builds, used when it exists; default
+# /var/cache/archcrypt-wheels, e.g. `buildah build -v DIR:/var/cache/archcrypt-wheels`).
+# Never -march=native: native/Makefile owns the flags and the runtime dispatcher picks the
+# kernel.
 set -euo pipefail
 
 build_deb_arch=$(dpkg --print-architecture)
@@ -50,14 +58,19 @@ toolchain() {
     dev=$(apt-cache depends "libpython3-dev:$deb_arch" | sed -n 's/^ *Depends: \(libpython3\.[0-9]*-dev\).*/\1/p' | head -n1)
     tmp=$(mktemp -d)
     chmod 0777 "$tmp"  # apt fetches as its unprivileged _apt user
-    (cd "$tmp" && apt-get download -qq "$dev:$deb_arch")
+    # libpython3.x-stdlib holds the target's _sysconfigdata (EXT_SUFFIX, CC, platform),
+    # which a setuptools build reads; only that file is unpacked from it.
+    (cd "$tmp" && apt-get download -qq "$dev:$deb_arch" "${dev%-dev}-stdlib:$deb_arch")
     mkdir -p "$sysroot"
-    dpkg-deb -x "$tmp"/*.deb "$sysroot"
+    dpkg-deb -x "$tmp"/"$dev"_*.deb "$sysroot"
+    dpkg-deb --fsys-tarfile "$tmp"/"${dev%-dev}"-stdlib_*.deb \
+        | tar -x -C "$sysroot" --wildcards "./usr/lib/python3*/_sysconfigdata__linux_$triple.py"
     rm -rf "$tmp" /var/lib/apt/lists/*
     # A venv of the build machine's python: cffi emits the extension's C source, packaging
-    # evaluates markers for the target, pip fetches the target's wheels.
+    # evaluates markers for the target, pip fetches the target's wheels, build runs the
+    # sdists' build backends.
     python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install -q "cffi>=1.17" "packaging>=23"
+    "$venv/bin/python" -m pip install -q "cffi>=1.17" "packaging>=23" "build>=1.2"
 }
 
 deps() {
@@ -68,10 +81,19 @@ deps() {
     "$py" "$(dirname "$0")/target-requirements.py" --machine "$machine" \
         --python-version "$python_version" pyproject.toml >/tmp/requirements.txt
     cat /tmp/requirements.txt
+    # Wheels cross-built here carry the plain linux_<machine> tag; pip takes them from the
+    # wheelhouse, everything else from the index.
+    platforms+=(--platform "linux_$machine")
+    local wheelhouse=/tmp/wheelhouse cache=${ARCHCRYPT_WHEEL_CACHE:-/var/cache/archcrypt-wheels}
+    local requirements=()
+    mapfile -t requirements </tmp/requirements.txt
+    "$py" "$(dirname "$0")/cross-wheels.py" --machine "$machine" --triple "$triple" \
+        --python-version "$python_version" --sysroot "$sysroot" --wheelhouse "$wheelhouse" \
+        $([[ -d $cache ]] && echo --cache "$cache") "${platforms[@]}" "${requirements[@]}"
     "$py" -m pip install -q --target "$dest" --only-binary=:all: --no-compile \
         --implementation cp --python-version "$python_version" "${platforms[@]}" \
-        -r /tmp/requirements.txt
-    rm -rf "$dest/bin"  # console scripts with the build machine's interpreter in the shebang
+        --find-links "$wheelhouse" -r /tmp/requirements.txt
+    rm -rf "$dest/bin" "$wheelhouse"  # console scripts name the build machine's interpreter
 }
 
 native() {
