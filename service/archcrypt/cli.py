@@ -78,6 +78,10 @@ def serve(host: str | None, port: int | None, log_level: str | None, workers: in
         "log_config": _log_config(settings.log_level),
         "access_log": settings.access_log,
         "server_header": False,
+        # uvicorn's own choice, spelled out because /v1/backends and archcrypt_build_info
+        # report it (buildinfo.http_stack): httptools and uvloop wherever they load.
+        "http": "auto",
+        "loop": "auto",
     }
     if settings.workers == 1:
         from .app import create_app

@@ -29,7 +29,7 @@ from prometheus_client import (
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from .buildinfo import BuildInfo, build_info
+from .buildinfo import BuildInfo, HttpStack, build_info, http_stack
 
 if TYPE_CHECKING:
     from .benchmark import BenchmarkRun
@@ -83,6 +83,8 @@ class Metrics:
                 "python_version",
                 "cffi_version",
                 "arch",
+                "http_parser",
+                "event_loop",
             ],
             **gauge,
         )
@@ -190,10 +192,13 @@ class Metrics:
         report: BackendReport,
         self_tests: Mapping[tuple[str, str], bool],
         build: BuildInfo | None = None,
+        stack: HttpStack | None = None,
     ) -> None:
         """Build, CPU feature, implementation and self-test series, set once the library is
-        up. self_tests maps (algorithm, implementation) to the known-answer result."""
+        up. self_tests maps (algorithm, implementation) to the known-answer result; stack is
+        read from the running loop unless given."""
         build = build if build is not None else build_info()
+        stack = stack if stack is not None else http_stack()
         self.build_info.labels(
             version=build.version,
             revision=build.revision,
@@ -202,6 +207,8 @@ class Metrics:
             python_version=build.python_version,
             cffi_version=build.cffi_version,
             arch=report.arch,
+            http_parser=stack.http_parser,
+            event_loop=stack.event_loop,
         ).set(1)
         for feature in report.features:
             if feature.state != "absent":

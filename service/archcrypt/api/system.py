@@ -7,6 +7,7 @@ from typing import Literal
 from fastapi import APIRouter, Response
 
 from .. import crypto
+from ..buildinfo import EventLoop, HttpParser, http_stack
 from ..errors import NOT_READY, ProblemError
 from ..metrics import CONTENT_TYPE
 from .common import ResponseModel
@@ -34,12 +35,20 @@ class CpuFeatureInfo(ResponseModel):
     state: Literal["present", "absent", "masked"]
 
 
+class HttpStackInfo(ResponseModel):
+    """What uvicorn serves this process with."""
+
+    parser: HttpParser
+    event_loop: EventLoop
+
+
 class BackendsResponse(ResponseModel):
     arch: str
     version: str
     compiler: str
     features: list[CpuFeatureInfo]
     algorithms: list[AlgorithmInfo]
+    http: HttpStackInfo
 
 
 class Status(ResponseModel):
@@ -50,6 +59,7 @@ class Status(ResponseModel):
 async def backends(state: State) -> BackendsResponse:
     """The CPU's features and, per algorithm, the chosen implementation and every other one."""
     report = crypto.backends()
+    stack = http_stack()
     return BackendsResponse(
         arch=report.arch,
         version=report.version,
@@ -68,6 +78,7 @@ async def backends(state: State) -> BackendsResponse:
             )
             for a in report.algorithms
         ],
+        http=HttpStackInfo(parser=stack.http_parser, event_loop=stack.event_loop),
     )
 
 
