@@ -5,9 +5,10 @@
         --sysroot /opt/target-python --wheelhouse DIR [--cache DIR] \
         [--platform TAG ...] REQUIREMENT...
 
-For each requirement, pip is asked for a binary wheel for the target (the --platform tags,
-as `pip install --platform` will be); one it finds is left to pip. For the others the sdist
-is downloaded and built into DIR with the target's compiler, the way the cffi module is
+pip is asked for a binary wheel for the target of each requirement (the --platform tags,
+as `pip install --platform` will be; all at once first); one it finds is left to pip. For
+the others the sdist is downloaded and built into DIR with the target's compiler, the way
+the cffi module is
 (scripts/cross-build.sh): Debian's cross gcc, the target's Python headers and its
 _sysconfigdata (EXT_SUFFIX, CC, the platform tag) unpacked from Debian's packages for that
 architecture into --sysroot. The build backend runs on the build machine's Python of the
@@ -34,6 +35,7 @@ import tarfile
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 # Bump when the way a wheel is built changes: cached wheels of an older recipe are rebuilt.
@@ -61,14 +63,14 @@ def pip(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Complete
     )
 
 
-def has_binary(requirement: str, args: argparse.Namespace, scratch: Path) -> bool:
-    """Whether pip finds a wheel for the target (resolved from the index's metadata, not
-    downloaded: --dry-run)."""
+def has_binary(requirements: Sequence[str], args: argparse.Namespace, scratch: Path) -> bool:
+    """Whether pip finds a wheel for the target of every one of these (resolved from the
+    index's metadata, not downloaded: --dry-run)."""
     platforms = [arg for tag in args.platform for arg in ("--platform", tag)]
     probe = pip(
         "install", "--dry-run", "--quiet", "--no-deps", "--ignore-installed",
         "--only-binary=:all:", "--implementation", "cp", "--python-version",
-        args.python_version, *platforms, "--target", str(scratch / "probe"), requirement,
+        args.python_version, *platforms, "--target", str(scratch / "probe"), *requirements,
     )  # fmt: skip
     return probe.returncode == 0
 
@@ -147,7 +149,9 @@ def build_wheel(sdist: Path, args: argparse.Namespace, scratch: Path, out: Path)
     from build import ProjectBuilder
 
     with tarfile.open(sdist) as archive:
-        archive.extractall(scratch / "src", filter="data")
+        # the "data" filter (no links out, no devices) where this Python has it (3.11.4+)
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        archive.extractall(scratch / "src", **safe)
     (source,) = (scratch / "src").iterdir()
     package = re.split(r"[-_.]", sdist.name, maxsplit=1)[0].lower()
     cross = cross_environment(args, scratch / "sysconfig", package)
@@ -215,11 +219,20 @@ def main() -> None:
     args.sysroot = args.sysroot.resolve()
     args.wheelhouse.mkdir(parents=True, exist_ok=True)
 
-    for requirement in args.requirements:
+    with tempfile.TemporaryDirectory(prefix="cross-wheels-") as tmp:
+        if has_binary(args.requirements, args, Path(tmp)):
+            return  # the usual case (amd64, arm64): one look-up
+        # Which ones have none: one look-up each, side by side.
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            found = list(
+                pool.map(
+                    lambda pair: has_binary([pair[1]], args, Path(tmp) / str(pair[0])),
+                    enumerate(args.requirements),
+                )
+            )
+    for requirement in (r for r, ok in zip(args.requirements, found, strict=True) if not ok):
         with tempfile.TemporaryDirectory(prefix="cross-wheels-") as tmp:
             scratch = Path(tmp)
-            if has_binary(requirement, args, scratch):
-                continue
             sdist = download_sdist(requirement, scratch)
             key = hashlib.sha256(
                 f"{RECIPE} {sha256(sdist)} {args.machine} {args.triple} {args.python_version} "
