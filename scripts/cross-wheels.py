@@ -38,6 +38,8 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from packaging.requirements import Requirement
+
 # Bump when the way a wheel is built changes: cached wheels of an older recipe are rebuilt.
 RECIPE = 1
 
@@ -77,7 +79,10 @@ def has_binary(requirements: Sequence[str], args: argparse.Namespace, scratch: P
 
 def download_sdist(requirement: str, scratch: Path) -> Path:
     dest = scratch / "sdist"
-    done = pip("download", "--quiet", "--no-deps", "--no-binary=:all:", "--dest", str(dest),
+    # --no-binary for this package only: pip prepares the sdist's metadata in an isolated
+    # environment, whose build requirements (Cython) must come as wheels for this machine.
+    name = Requirement(requirement).name
+    done = pip("download", "--quiet", "--no-deps", f"--no-binary={name}", "--dest", str(dest),
                requirement)  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"cross-wheels: no sdist for {requirement}:\n{done.stderr[-3000:]}")
