@@ -58,13 +58,13 @@ toolchain() {
     dev=$(apt-cache depends "libpython3-dev:$deb_arch" | sed -n 's/^ *Depends: \(libpython3\.[0-9]*-dev\).*/\1/p' | head -n1)
     tmp=$(mktemp -d)
     chmod 0777 "$tmp"  # apt fetches as its unprivileged _apt user
-    # libpython3.x-stdlib holds the target's _sysconfigdata (EXT_SUFFIX, CC, platform),
+    # libpython3.x-minimal holds the target's _sysconfigdata (EXT_SUFFIX, CC, platform),
     # which a setuptools build reads; only that file is unpacked from it.
-    (cd "$tmp" && apt-get download -qq "$dev:$deb_arch" "${dev%-dev}-stdlib:$deb_arch")
+    (cd "$tmp" && apt-get download -qq "$dev:$deb_arch" "${dev%-dev}-minimal:$deb_arch")
     mkdir -p "$sysroot"
     dpkg-deb -x "$tmp"/"$dev"_*.deb "$sysroot"
-    dpkg-deb --fsys-tarfile "$tmp"/"${dev%-dev}"-stdlib_*.deb \
-        | tar -x -C "$sysroot" --wildcards "./usr/lib/python3*/_sysconfigdata__linux_$triple.py"
+    dpkg-deb --fsys-tarfile "$tmp"/"${dev%-dev}"-minimal_*.deb \
+        | tar -x -C "$sysroot" --wildcards "./usr/lib/python3*/_sysconfigdata__$triple.py"
     rm -rf "$tmp" /var/lib/apt/lists/*
     # A venv of the build machine's python: cffi emits the extension's C source, packaging
     # evaluates markers for the target, pip fetches the target's wheels, build runs the

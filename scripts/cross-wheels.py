@@ -11,8 +11,9 @@ the others the sdist is downloaded and built into DIR with the target's compiler
 the cffi module is
 (scripts/cross-build.sh): Debian's cross gcc, the target's Python headers and its
 _sysconfigdata (EXT_SUFFIX, CC, the platform tag) unpacked from Debian's packages for that
-architecture into --sysroot. The build backend runs on the build machine's Python of the
-same minor version; only the backend's process sees the target's configuration
+architecture into --sysroot (libpython3.X-dev, libpython3.X-minimal). The build backend
+runs on the build machine's Python of the same minor version; only the backend's process
+sees the target's configuration
 (_PYTHON_SYSCONFIGDATA_NAME, _PYTHON_HOST_PLATFORM, CPython's cross-build switches), while
 its build requirements are installed for the build machine by `build`'s isolated
 environment. Every shared object in a built wheel must be an ELF for the target.
@@ -100,10 +101,12 @@ def target_sysconfig(sysroot: Path, triple: str, python_version: str, out: Path)
     """A copy of the target's _sysconfigdata whose include directories point into the
     sysroot (setuptools takes them from INCLUDEPY/CONFINCLUDEPY when they exist); returns
     the module name for _PYTHON_SYSCONFIGDATA_NAME."""
+    # Debian's file; _sysconfigdata__linux_<triple>.py, the name CPython looks for, is a
+    # link to it (in another package)
+    source = sysroot / "usr" / "lib" / f"python{python_version}" / f"_sysconfigdata__{triple}.py"
     name = f"_sysconfigdata__linux_{triple}"
-    source = sysroot / "usr" / "lib" / f"python{python_version}" / f"{name}.py"
     if not source.is_file():
-        found = sorted(p.parent.name for p in sysroot.glob(f"usr/lib/python3.*/{name}.py"))
+        found = sorted(p.parent.name for p in sysroot.glob(f"usr/lib/python3.*/{source.name}"))
         raise SystemExit(
             f"cross-wheels: no {source}: the target's Python is {found or 'missing'}, the runtime "
             f"{python_version}; an extension that is not abi3 must be built for the runtime's "
