@@ -54,6 +54,15 @@ def audit_record(scope: Mapping[str, Any]) -> AuditRecord | None:
     return record if isinstance(record, AuditRecord) else None
 
 
+def set_outcome(scope: Mapping[str, Any], outcome: str) -> None:
+    """Say how this request's operation ended where its status does not: a MAC that does
+    not verify answers 200 {"valid": false}, and is audited as "auth_failed"."""
+    assert outcome in OUTCOMES
+    record = audit_record(scope)
+    if record is not None:
+        record.outcome = outcome
+
+
 @dataclass(slots=True)
 class AuditRecord:
     """One operation, filled in along the request path (the guard, then the route)."""
