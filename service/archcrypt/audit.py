@@ -95,11 +95,11 @@ class AuditRecord:
         if self.key is not None:
             tail += ',"key":' + _encode(self.key)
         if self.key_version is not None:
-            tail += ',"key_version":%d' % self.key_version
+            tail += f',"key_version":{self.key_version:d}'
         if self.items is not None:
-            tail += ',"items":%d' % self.items
+            tail += f',"items":{self.items:d}'
         if self.response_bytes is not None:
-            tail += ',"response_bytes":%d' % self.response_bytes
+            tail += f',"response_bytes":{self.response_bytes:d}'
         request_id, token, client = self.request_id, self.token, self.client
         return _LINE % (
             _second[1],

@@ -194,7 +194,9 @@ class OperationDispatch:
             if handler is None:
                 raise
             if started:
-                raise RuntimeError("Caught handled exception, but response already started.") from exc
+                raise RuntimeError(
+                    "Caught handled exception, but response already started."
+                ) from exc
             if is_async_callable(handler):
                 answer = await handler(request, exc)
             else:

@@ -429,7 +429,7 @@ def _with_security_headers(message: Message) -> Message:
     else:  # the usual case: none set, all added
         return {**message, "headers": [*headers, *SECURITY_HEADERS]}
     present = {name.lower() for name, _ in headers}
-    if _SECURITY_NAMES <= present:  # problem responses set them themselves
+    if present >= _SECURITY_NAMES:  # problem responses set them themselves
         return message
     missing = [h for h in SECURITY_HEADERS if h[0] not in present]
     return {**message, "headers": [*headers, *missing]}

@@ -133,9 +133,8 @@ class CryptoRunner:
                     busy += perf_counter() - start
                     nbytes += len(chunk)
             start = perf_counter()
-            result: bytes | bool = context.finalize()
-            if expected is not None:
-                result = hmac.compare_digest(result, expected)
+            digest = context.finalize()
+            result = digest if expected is None else hmac.compare_digest(digest, expected)
             busy += perf_counter() - start
             outcome = "auth_failed" if result is False else "ok"
             return result
