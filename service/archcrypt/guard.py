@@ -257,11 +257,16 @@ class Security:
         self.budget = MemoryBudget(settings.memory_budget_bytes, settings.budget_wait_seconds)
         self.metrics.budget_capacity.set(settings.memory_budget_bytes)
         # Read at scrape time where one process serves (nothing per request); several
-        # workers each write theirs as requests come and go (livesum adds them).
+        # workers each write theirs (livesum adds them) when their metrics flush, once an
+        # event-loop turn: a gauge write there is an mmap'd file's, too dear per request.
         self.live_budget_gauge = metrics.multiprocess_dir is not None
-        if not self.live_budget_gauge:
-            budget = self.budget
-            self.metrics.budget_in_use.set_function(lambda: budget.in_use)
+        budget, in_use = self.budget, self.metrics.budget_in_use
+        if self.live_budget_gauge:
+            self.touch_budget = metrics.touch
+            metrics.on_flush(lambda: in_use.set(budget.in_use))
+        else:
+            self.touch_budget = _nothing
+            in_use.set_function(lambda: budget.in_use)
         self.audit = AuditSink(settings.audit_log, settings.audit_fail_closed)
         worst = max(
             self.costs.cost("application/json", self.json_limit or settings.max_body_bytes),
@@ -643,8 +648,7 @@ class SecurityMiddleware:
                 {"Retry-After": "1"},
             )
             return
-        if security.live_budget_gauge:
-            security.metrics.budget_in_use.set(security.budget.in_use)
+        security.touch_budget()
 
         is_json = media == "application/json" or media.endswith("+json")
         counter = (
@@ -683,16 +687,18 @@ class SecurityMiddleware:
                         "The service is at its memory budget; retry shortly.",
                         headers={"Retry-After": "1"},
                     ) from None
-                if security.live_budget_gauge:
-                    security.metrics.budget_in_use.set(security.budget.in_use)
+                security.touch_budget()
             return message
 
         try:
             await self.app(scope, guarded_receive, send)
         finally:
             reservation.release()
-            if security.live_budget_gauge:
-                security.metrics.budget_in_use.set(security.budget.in_use)
+            security.touch_budget()
+
+
+def _nothing() -> None:
+    pass
 
 
 def _insufficient_scope(required: str) -> str:
