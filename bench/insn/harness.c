@@ -6,12 +6,15 @@
  *
  *   harness OPERATION SIZE CALLS      operations: chacha20 poly1305 chacha20-poly1305
  *                                                 sha256 sha512 camellia-128-ecb
+ *                                                 poly1305-stream
  *   harness rows                      (archcrypt) every dispatch row, runnable, selected
  * Exit 2 for an operation the library does not have, 1 for a failure.
  *
  * Every library is used the way bench/peers.c uses it: per message, ChaCha20 and the AEAD
  * are keyed with a fresh nonce, Poly1305 with a fresh one-time key, SHA-2 is one-shot;
- * a Camellia key is scheduled once. archcrypt's rows are chosen with ARCHCRYPT_FORCE. */
+ * a Camellia key is scheduled once. poly1305-stream is Go's BenchmarkWrite64/Write1K:
+ * one MAC, keyed once, CALLS writes of SIZE bytes (the tag is taken after the last, in
+ * the empty run too). archcrypt's rows are chosen with ARCHCRYPT_FORCE. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +33,10 @@
 #error "define LIB_ARCHCRYPT, LIB_GCRYPT, LIB_OPENSSL or LIB_SODIUM"
 #endif
 
-enum op { CHACHA20, POLY1305, AEAD, SHA256, SHA512, CAMELLIA, N_OPS };
+enum op { CHACHA20, POLY1305, AEAD, SHA256, SHA512, CAMELLIA, POLY1305_STREAM, N_OPS };
 static const char *const op_names[N_OPS] = {
     "chacha20", "poly1305", "chacha20-poly1305", "sha256", "sha512", "camellia-128-ecb",
+    "poly1305-stream",
 };
 
 static uint8_t key[32], nonce[12];
@@ -49,6 +53,7 @@ static void fail(const char *what)
 
 #if defined(LIB_ARCHCRYPT)
 static archcrypt_camellia_key *cam;
+static archcrypt_poly1305_ctx *stream;
 
 static int setup(enum op op)
 {
@@ -58,7 +63,15 @@ static int setup(enum op op)
     }
     if (op == CAMELLIA && !(cam = archcrypt_camellia_new(key, 16)))
         fail("archcrypt_camellia_new");
+    if (op == POLY1305_STREAM && !(stream = archcrypt_poly1305_new(key)))
+        fail("archcrypt_poly1305_new");
     return 1;
+}
+
+static void finish(enum op op)
+{
+    if (op == POLY1305_STREAM && archcrypt_poly1305_final(stream, out) != ARCHCRYPT_OK)
+        fail("archcrypt_poly1305_final");
 }
 
 static void once(enum op op, size_t len)
@@ -71,6 +84,7 @@ static void once(enum op op, size_t len)
     case SHA256: rc = archcrypt_hash(ARCHCRYPT_SHA256, out, in, len); break;
     case SHA512: rc = archcrypt_hash(ARCHCRYPT_SHA512, out, in, len); break;
     case CAMELLIA: rc = archcrypt_camellia_ecb_encrypt(cam, out, in, len); break;
+    case POLY1305_STREAM: rc = archcrypt_poly1305_update(stream, in, len); break;
     default: break;
     }
     if (rc != ARCHCRYPT_OK)
@@ -91,6 +105,11 @@ static int setup(enum op op)
     switch (op) {
     case CHACHA20: err = gcry_cipher_open(&cipher, GCRY_CIPHER_CHACHA20, GCRY_CIPHER_MODE_STREAM, 0); break;
     case POLY1305: err = gcry_mac_open(&mac, GCRY_MAC_POLY1305, 0, NULL); break;
+    case POLY1305_STREAM:
+        err = gcry_mac_open(&mac, GCRY_MAC_POLY1305, 0, NULL);
+        if (!err)
+            err = gcry_mac_setkey(mac, key, 32);
+        break;
     case AEAD: err = gcry_cipher_open(&cipher, GCRY_CIPHER_CHACHA20, GCRY_CIPHER_MODE_POLY1305, 0); break;
     case CAMELLIA:
         err = gcry_cipher_open(&cipher, GCRY_CIPHER_CAMELLIA128, GCRY_CIPHER_MODE_ECB, 0);
@@ -102,6 +121,13 @@ static int setup(enum op op)
     if (err)
         fail(gcry_strerror(err));
     return 1;
+}
+
+static void finish(enum op op)
+{
+    size_t tag_len = 16;
+    if (op == POLY1305_STREAM && gcry_mac_read(mac, out, &tag_len))
+        fail("gcry_mac_read");
 }
 
 static void once(enum op op, size_t len)
@@ -132,6 +158,7 @@ static void once(enum op op, size_t len)
     case SHA256: gcry_md_hash_buffer(GCRY_MD_SHA256, out, in, len); break;
     case SHA512: gcry_md_hash_buffer(GCRY_MD_SHA512, out, in, len); break;
     case CAMELLIA: err = gcry_cipher_encrypt(cipher, out, len, in, len); break;
+    case POLY1305_STREAM: err = gcry_mac_write(mac, in, len); break;
     default: break;
     }
     if (err)
@@ -151,9 +178,12 @@ static int setup(enum op op)
     case CHACHA20: ok = (cipher = EVP_CIPHER_fetch(NULL, "ChaCha20", NULL)) != NULL; break;
     case AEAD: ok = (cipher = EVP_CIPHER_fetch(NULL, "ChaCha20-Poly1305", NULL)) != NULL; break;
     case CAMELLIA: ok = (cipher = EVP_CIPHER_fetch(NULL, "CAMELLIA-128-ECB", NULL)) != NULL; break;
-    case POLY1305: {
+    case POLY1305:
+    case POLY1305_STREAM: {
         EVP_MAC *m = EVP_MAC_fetch(NULL, "POLY1305", NULL);
         ok = m && (mctx = EVP_MAC_CTX_new(m)) != NULL;
+        if (ok && op == POLY1305_STREAM)
+            ok = EVP_MAC_init(mctx, key, 32, NULL);
         break;
     }
     case SHA256: ok = (md = EVP_MD_fetch(NULL, "SHA256", NULL)) != NULL; break;
@@ -168,6 +198,13 @@ static int setup(enum op op)
     if (!ok)
         fail("OpenSSL set-up");
     return 1;
+}
+
+static void finish(enum op op)
+{
+    size_t tag_len = 0;
+    if (op == POLY1305_STREAM && !EVP_MAC_final(mctx, out, &tag_len, 16))
+        fail("EVP_MAC_final");
 }
 
 static void once(enum op op, size_t len)
@@ -193,6 +230,7 @@ static void once(enum op op, size_t len)
     case SHA256:
     case SHA512: ok = EVP_Digest(in, len, out, NULL, md, NULL); break;
     case CAMELLIA: ok = EVP_EncryptUpdate(cctx, out, &n, in, (int)len); break;
+    case POLY1305_STREAM: ok = EVP_MAC_update(mctx, in, len); break;
     default: break;
     }
     if (!ok)
@@ -200,11 +238,21 @@ static void once(enum op op, size_t len)
 }
 
 #elif defined(LIB_SODIUM)
+static crypto_onetimeauth_poly1305_state stream;
+
 static int setup(enum op op)
 {
     if (sodium_init() < 0)
         fail("sodium_init");
+    if (op == POLY1305_STREAM && crypto_onetimeauth_poly1305_init(&stream, key) != 0)
+        fail("crypto_onetimeauth_poly1305_init");
     return op != CAMELLIA;  /* libsodium has no Camellia */
+}
+
+static void finish(enum op op)
+{
+    if (op == POLY1305_STREAM && crypto_onetimeauth_poly1305_final(&stream, out) != 0)
+        fail("crypto_onetimeauth_poly1305_final");
 }
 
 static void once(enum op op, size_t len)
@@ -218,6 +266,7 @@ static void once(enum op op, size_t len)
         break;
     case SHA256: rc = crypto_hash_sha256(out, in, len); break;
     case SHA512: rc = crypto_hash_sha512(out, in, len); break;
+    case POLY1305_STREAM: rc = crypto_onetimeauth_poly1305_update(&stream, in, len); break;
     default: break;
     }
     if (rc != 0)
@@ -276,6 +325,7 @@ int main(int argc, char **argv)
         nonce[0] = (uint8_t)c;  /* a fresh nonce per message, as a user would */
         once(op, len);
     }
+    finish(op);
     sink = out[0];
     return 0;
 }

@@ -52,6 +52,9 @@ static const ac_impl_row poly1305_rows[] = {
     {"power9", "vsx,arch_3_00", &archcrypt_poly1305_power9},
     {"power8", "arch_2_07", &archcrypt_poly1305_power8},
 #endif
+#if defined(__s390x__)
+    {"vx", "vx", &archcrypt_poly1305_vx},
+#endif
 #if defined(__SIZEOF_INT128__)
     {"scalar64", "", &archcrypt_poly1305_scalar64},
 #endif
