@@ -81,6 +81,10 @@ static const ac_impl_row sha256_rows[] = {
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
     {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_sha256_power8},
 #endif
+#if defined(__s390x__)
+    {"cpacf", "msa,kimd_sha256", &archcrypt_sha256_cpacf},
+    {"vx", "vx", &archcrypt_sha256_vx},
+#endif
     {"portable", "", &archcrypt_sha256_portable},
 };
 
@@ -91,6 +95,10 @@ static const ac_impl_row sha512_rows[] = {
 #endif
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
     {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_sha512_power8},
+#endif
+#if defined(__s390x__)
+    {"cpacf", "msa,kimd_sha512", &archcrypt_sha512_cpacf},
+    {"vx", "vx", &archcrypt_sha512_vx},
 #endif
     {"portable", "", &archcrypt_sha512_portable},
 };

@@ -35,4 +35,9 @@ extern const sha256_kernel archcrypt_sha256_avx2;
 extern const sha256_kernel archcrypt_sha256_power8;
 #endif
 
+#if defined(__s390x__)
+extern const sha256_kernel archcrypt_sha256_cpacf;
+extern const sha256_kernel archcrypt_sha256_vx;
+#endif
+
 #endif

@@ -25,4 +25,9 @@ extern const sha512_kernel archcrypt_sha512_avx2;
 extern const sha512_kernel archcrypt_sha512_power8;
 #endif
 
+#if defined(__s390x__)
+extern const sha512_kernel archcrypt_sha512_cpacf;
+extern const sha512_kernel archcrypt_sha512_vx;
+#endif
+
 #endif
