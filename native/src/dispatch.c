@@ -112,6 +112,9 @@ static const ac_impl_row camellia_rows[] = {
 #if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
     {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_camellia_power8},
 #endif
+#if defined(__s390x__)
+    {"vx", "vx", &archcrypt_camellia_vx},
+#endif
     {"portable", "", &archcrypt_camellia_portable},
 };
 

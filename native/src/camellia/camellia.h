@@ -39,6 +39,10 @@ extern const camellia_kernel archcrypt_camellia_portable;
 extern const camellia_kernel archcrypt_camellia_power8;
 #endif
 
+#if defined(__s390x__)
+extern const camellia_kernel archcrypt_camellia_vx;
+#endif
+
 #if defined(__x86_64__)
 extern const camellia_kernel archcrypt_camellia_gfni_avx512;
 extern const camellia_kernel archcrypt_camellia_vaes_avx2;
