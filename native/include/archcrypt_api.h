@@ -58,6 +58,11 @@ const char *archcrypt_implementation_name(size_t algorithm, size_t implementatio
 const char *archcrypt_implementation_requires(size_t algorithm, size_t implementation);
 /* 1 when the CPU (after masking) offers every required feature. */
 int archcrypt_implementation_runnable(size_t algorithm, size_t implementation);
+/* Shortest input the implementation runs, 0 for any: the library sends shorter ones to
+ * the implementation archcrypt_implementation_below names (the next runnable row). */
+size_t archcrypt_implementation_min_len(size_t algorithm, size_t implementation);
+/* That implementation, or (size_t)-1 when min_len is 0. */
+size_t archcrypt_implementation_below(size_t algorithm, size_t implementation);
 /* Process-wide choice (fastest runnable, or the forced one). */
 size_t archcrypt_selected_implementation(size_t algorithm);
 int archcrypt_implementation_forced(size_t algorithm);

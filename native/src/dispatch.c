@@ -24,121 +24,81 @@
 #define ARCHCRYPT_VERSION "0.1.0"
 #endif
 
-/* ---- the tables: the order is the policy ------------------------------------ */
+/* ---- the tables: each algorithm's rows.h, in its order ---------------------------- */
 
-static const ac_impl_row chacha20_rows[] = {
-#if defined(__x86_64__)
-    {"avx512", "avx512f,avx512vl,avx512bw,avx512dq", &archcrypt_chacha20_avx512},
-    {"avx2", "avx2", &archcrypt_chacha20_avx2},
-    {"ssse3", "ssse3", &archcrypt_chacha20_ssse3},
-#endif
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-    /* vec_crypto: vpermxor. power10 adds lxvp/stxvp to power8's 4 blocks: 3.39
-     * instructions/byte at 64 KiB under qemu against 3.45. */
-    {"power10", "vsx,arch_3_1,vec_crypto", &archcrypt_chacha20_power10},
-    {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_chacha20_power8},
-#endif
-    {"portable", "", &archcrypt_chacha20_portable},
-};
+/* A row where this target builds its slug; AC_KERNEL picks the table's union member. */
+#define AC_ROW_MIN_LEN(slug, requires, min_len) \
+    AC_IF_BUILT(slug)({#slug, requires, AC_ISA_FEATURES_##slug, min_len, {AC_KERNEL(slug)}},)
 
-static const ac_impl_row poly1305_rows[] = {
-#if defined(__x86_64__)
-    {"avx512ifma", "avx512f,avx512vl,avx512ifma", &archcrypt_poly1305_avx512ifma},
-    /* bmi2: ISA_FLAGS_avx2 lets the compiler use mulx/shrx in the scalar part. */
-    {"avx2", "avx2,bmi2", &archcrypt_poly1305_avx2},
-#endif
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-    /* power9: vmsumudm (ISA 3.0); power8: scalar, addc/adde (see poly1305/power8.c). */
-    {"power9", "vsx,arch_3_00", &archcrypt_poly1305_power9},
-    {"power8", "arch_2_07", &archcrypt_poly1305_power8},
-#endif
-#if defined(__s390x__)
-    {"vx", "vx", &archcrypt_poly1305_vx},
-#endif
-#if defined(__SIZEOF_INT128__)
-    {"scalar64", "", &archcrypt_poly1305_scalar64},
-#endif
-    {"portable", "", &archcrypt_poly1305_portable},
+#define AC_KERNEL(slug) .chacha20 = &archcrypt_chacha20_##slug
+static const ac_row chacha20_rows[] = {
+#include "chacha20/rows.h"
 };
+#undef AC_KERNEL
 
-static const ac_impl_row chacha20_poly1305_rows[] = {
-#if defined(__x86_64__)
-    /* AVX2 ChaCha20 and scalar (mulx) Poly1305 in one loop, 512 bytes a step. */
-    {"avx2", "avx2,bmi2", &archcrypt_chacha20_poly1305_avx2},
-#endif
-    /* Runs whichever chacha20 and poly1305 rows are in effect, in one pass. */
-    {"composed", "", &archcrypt_chacha20_poly1305_composed},
+#define AC_KERNEL(slug) .poly1305 = &archcrypt_poly1305_##slug
+static const ac_row poly1305_rows[] = {
+#include "poly1305/rows.h"
 };
+#undef AC_KERNEL
 
-static const ac_impl_row sha256_rows[] = {
-#if defined(__x86_64__)
-    /* ssse3: pshufb for the byte swap; sse4_1: pblendw for the ABEF/CDGH state.
-     * Batches (archcrypt_hash_many): sha_ni interleaves two messages' chains, avx2
-     * runs eight messages, one per 32-bit lane. */
-    {"sha_ni", "sha_ni,sse4_1,ssse3", &archcrypt_sha256_sha_ni},
-    {"avx2", "avx2,bmi2", &archcrypt_sha256_avx2},
-#endif
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-    {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_sha256_power8},
-#endif
-#if defined(__s390x__)
-    {"cpacf", "msa,kimd_sha256", &archcrypt_sha256_cpacf},
-    {"vx", "vx", &archcrypt_sha256_vx},
-#endif
-    {"portable", "", &archcrypt_sha256_portable},
+#define AC_KERNEL(slug) .aead = &archcrypt_chacha20_poly1305_##slug
+static const ac_row chacha20_poly1305_rows[] = {
+#include "aead/rows.h"
 };
+#undef AC_KERNEL
 
-static const ac_impl_row sha512_rows[] = {
-#if defined(__x86_64__)
-    {"avx512", "avx512f,avx512vl,avx512bw,avx512dq,bmi2", &archcrypt_sha512_avx512},
-    {"avx2", "avx2,bmi2", &archcrypt_sha512_avx2},
-#endif
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-    {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_sha512_power8},
-#endif
-#if defined(__s390x__)
-    {"cpacf", "msa,kimd_sha512", &archcrypt_sha512_cpacf},
-    {"vx", "vx", &archcrypt_sha512_vx},
-#endif
-    {"portable", "", &archcrypt_sha512_portable},
+#define AC_KERNEL(slug) .sha256 = &archcrypt_sha256_##slug
+static const ac_row sha256_rows[] = {
+#include "sha256/rows.h"
 };
+#undef AC_KERNEL
 
-static const ac_impl_row camellia_rows[] = {
-#if defined(__x86_64__)
-    {"gfni_avx512", "avx512f,avx512vl,avx512bw,gfni", &archcrypt_camellia_gfni_avx512},
-    {"vaes_avx2", "vaes,avx2,aesni", &archcrypt_camellia_vaes_avx2},
-    {"aesni_avx2", "aesni,avx2", &archcrypt_camellia_aesni_avx2},
-#endif
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-    {"power8", "vsx,arch_2_07,vec_crypto", &archcrypt_camellia_power8},
-#endif
-#if defined(__s390x__)
-    {"vx", "vx", &archcrypt_camellia_vx},
-#endif
-    {"portable", "", &archcrypt_camellia_portable},
+#define AC_KERNEL(slug) .sha512 = &archcrypt_sha512_##slug
+static const ac_row sha512_rows[] = {
+#include "sha512/rows.h"
 };
+#undef AC_KERNEL
+
+#define AC_KERNEL(slug) .camellia = &archcrypt_camellia_##slug
+static const ac_row camellia_rows[] = {
+#include "camellia/rows.h"
+};
+#undef AC_KERNEL
+#undef AC_ROW_MIN_LEN
 
 typedef struct {
     const char *name;
-    const ac_impl_row *rows;
+    const ac_row *rows;
     size_t count;
     int (*kat)(void);
+    /* 1: the front looks its kernel up with ac_kernel_for_length, so rows may have a
+     * min_len; elsewhere (streaming fronts, which choose before they see the length) a
+     * min_len would be ignored, and init refuses it. */
+    int by_length;
 } ac_table;
 
-#define TABLE(name, rows, kat) {name, rows, sizeof(rows) / sizeof((rows)[0]), kat}
+#define AC_MAX_ROWS 16
+#define TABLE(name, rows, kat, by_length) \
+    {name, rows, sizeof(rows) / sizeof((rows)[0]), kat, by_length}
+#define ROW_COUNT_OK(rows) _Static_assert(sizeof(rows) / sizeof((rows)[0]) <= AC_MAX_ROWS, \
+                                          #rows " has more than AC_MAX_ROWS rows")
+ROW_COUNT_OK(chacha20_rows);
+ROW_COUNT_OK(poly1305_rows);
+ROW_COUNT_OK(chacha20_poly1305_rows);
+ROW_COUNT_OK(sha256_rows);
+ROW_COUNT_OK(sha512_rows);
+ROW_COUNT_OK(camellia_rows);
 
 static const ac_table tables[AC_ALG_COUNT] = {
-    [AC_ALG_CHACHA20] = TABLE("chacha20", chacha20_rows, ac_kat_chacha20),
-    [AC_ALG_POLY1305] = TABLE("poly1305", poly1305_rows, ac_kat_poly1305),
+    [AC_ALG_CHACHA20] = TABLE("chacha20", chacha20_rows, ac_kat_chacha20, 1),
+    [AC_ALG_POLY1305] = TABLE("poly1305", poly1305_rows, ac_kat_poly1305, 0),
     [AC_ALG_CHACHA20_POLY1305] =
-        TABLE("chacha20-poly1305", chacha20_poly1305_rows, ac_kat_chacha20_poly1305),
-    [AC_ALG_SHA256] = TABLE("sha256", sha256_rows, ac_kat_sha256),
-    [AC_ALG_SHA512] = TABLE("sha512", sha512_rows, ac_kat_sha512),
-    [AC_ALG_CAMELLIA] = TABLE("camellia", camellia_rows, ac_kat_camellia),
+        TABLE("chacha20-poly1305", chacha20_poly1305_rows, ac_kat_chacha20_poly1305, 1),
+    [AC_ALG_SHA256] = TABLE("sha256", sha256_rows, ac_kat_sha256, 0),
+    [AC_ALG_SHA512] = TABLE("sha512", sha512_rows, ac_kat_sha512, 0),
+    [AC_ALG_CAMELLIA] = TABLE("camellia", camellia_rows, ac_kat_camellia, 0),
 };
-
-#define AC_MAX_ROWS 16
-_Static_assert(AC_MAX_ROWS <= 64, "row masks are per row");
 
 /* ---- state ------------------------------------------------------------------ */
 
@@ -147,12 +107,17 @@ static atomic_int init_done;
 static int init_status;
 static char init_error[512];
 
+/* Resolved at init: the features each row needs (all ones: never selectable), its
+ * min_len as the front honours it, and the row that runs inputs shorter than that. */
 static uint64_t row_needs[AC_ALG_COUNT][AC_MAX_ROWS];
+static size_t row_min_len[AC_ALG_COUNT][AC_MAX_ROWS];
+static size_t row_below[AC_ALG_COUNT][AC_MAX_ROWS];
+
 static atomic_size_t selected[AC_ALG_COUNT];
 static atomic_int forced[AC_ALG_COUNT];
-static _Atomic(const void *) current[AC_ALG_COUNT];
 
-static _Thread_local const void *thread_override[AC_ALG_COUNT];
+/* Row + 1 of the calling thread's override, 0 for none. */
+static _Thread_local size_t thread_row[AC_ALG_COUNT];
 static _Thread_local char thread_error[512];
 
 static void set_error(char *buf, size_t len, const char *fmt, ...)
@@ -263,9 +228,8 @@ static int lookup(const char *algorithm, const char *implementation, size_t *alg
 
 static void select_row(size_t alg, size_t row, int is_forced)
 {
-    atomic_store(&selected[alg], row);
     atomic_store(&forced[alg], is_forced);
-    atomic_store(&current[alg], tables[alg].rows[row].kernel);
+    atomic_store(&selected[alg], row);
 }
 
 static void select_fastest(size_t alg)
@@ -311,6 +275,63 @@ static int apply_force_env(const char *spec, char *err, size_t err_len)
     return ARCHCRYPT_OK;
 }
 
+static void append_names(char *buf, size_t len, uint64_t mask)
+{
+    size_t used = strlen(buf);
+    for (size_t f = 0; f < AC_CPU_FEATURE_COUNT && used < len; f++)
+        if (mask & AC_CPU_BIT(f))
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+                                     ac_cpu_feature_name((ac_cpu_feature)f));
+}
+
+/* The build-time check (tools/check-rows.awk) once more, on what was compiled in: a row
+ * that requires less than its slug's flags assume could be selected on a CPU (or under a
+ * mask) where the compiler's instructions fault. Also the shape every table relies on:
+ * the last row runs anywhere, on inputs of any length. Returns ARCHCRYPT_OK or
+ * ARCHCRYPT_ERR_CONFIG with the reason in err; a failing row is never selected. */
+static int resolve_row(size_t a, size_t r, char *err, size_t err_len)
+{
+    const ac_row *row = &tables[a].rows[r];
+    const int last = r + 1 == tables[a].count;
+    uint64_t needs = 0, assumed = 0;
+    char msg[300];
+    int rc;
+
+    row_min_len[a][r] = row->min_len;
+    rc = parse_features(row->requires, &needs, msg, sizeof(msg));
+    if (rc == ARCHCRYPT_OK)
+        rc = parse_features(row->isa_features, &assumed, msg, sizeof(msg));
+    if (rc == ARCHCRYPT_OK && (assumed & ~needs) != 0) {
+        char missing[160] = "";
+        append_names(missing, sizeof(missing), assumed & ~needs);
+        set_error(msg, sizeof(msg),
+                  "requires {%s}, but isa.mk builds slug %s with flags that assume {%s}: "
+                  "the row must require %s too",
+                  row->requires, row->name, row->isa_features, missing);
+        rc = ARCHCRYPT_ERR_CONFIG;
+    }
+    if (rc == ARCHCRYPT_OK && last && (needs != 0 || row->min_len != 0)) {
+        set_error(msg, sizeof(msg), "the last row must require nothing and take any length");
+        rc = ARCHCRYPT_ERR_CONFIG;
+    }
+    if (rc == ARCHCRYPT_OK && row->min_len != 0 && !tables[a].by_length) {
+        set_error(msg, sizeof(msg),
+                  "has a min_len, but the %s front picks its kernel before it knows the "
+                  "length (by_length in dispatch.c)", tables[a].name);
+        rc = ARCHCRYPT_ERR_CONFIG;
+    }
+    if (rc != ARCHCRYPT_OK) {
+        /* A build bug: never select the row, and keep every lookup terminating. */
+        if (!last)
+            row_needs[a][r] = ~UINT64_C(0);
+        row_min_len[a][r] = 0;
+        set_error(err, err_len, "dispatch row %s/%s: %s", tables[a].name, row->name, msg);
+        return rc;
+    }
+    row_needs[a][r] = needs;
+    return ARCHCRYPT_OK;
+}
+
 /* A configuration error is reported, but the tables are still resolved (a failed mask
  * leaves every feature masked), so no entry point ever meets an empty row. */
 static void init_run(void)
@@ -320,18 +341,20 @@ static void init_run(void)
     if (rc != ARCHCRYPT_OK)
         set_error(init_error, sizeof(init_error), "%s", msg);
     for (size_t a = 0; a < AC_ALG_COUNT; a++) {
-        size_t count = tables[a].count < AC_MAX_ROWS ? tables[a].count : AC_MAX_ROWS;
+        const size_t count = tables[a].count;
         for (size_t r = 0; r < count; r++) {
-            int row_rc = parse_features(tables[a].rows[r].requires, &row_needs[a][r], msg, sizeof(msg));
-            if (row_rc != ARCHCRYPT_OK) {
-                /* A row naming an unknown feature is a build bug: never select it. */
-                row_needs[a][r] = ~UINT64_C(0);
-                if (rc == ARCHCRYPT_OK) {
-                    set_error(init_error, sizeof(init_error), "dispatch row %s/%s: %s",
-                              tables[a].name, tables[a].rows[r].name, msg);
-                    rc = row_rc;
-                }
+            int row_rc = resolve_row(a, r, msg, sizeof(msg));
+            if (row_rc != ARCHCRYPT_OK && rc == ARCHCRYPT_OK) {
+                set_error(init_error, sizeof(init_error), "%s", msg);
+                rc = row_rc;
             }
+        }
+        /* Below a row's min_len runs the next row this CPU can run (the last always can). */
+        for (size_t r = 0; r < count; r++) {
+            size_t next = r + 1;
+            while (next + 1 < count && !row_runnable(a, next))
+                next++;
+            row_below[a][r] = next < count ? next : r;
         }
         select_fastest(a);
     }
@@ -354,13 +377,26 @@ static inline void ensure_init(void)
         archcrypt_init();
 }
 
-const void *ac_kernel(ac_alg_id alg)
+static inline size_t effective_row(ac_alg_id alg)
 {
     ensure_init();
-    const void *k = thread_override[alg];
-    if (k)
-        return k;
-    return atomic_load_explicit(&current[alg], memory_order_acquire);
+    const size_t override = thread_row[alg];
+    if (override)
+        return override - 1;
+    return atomic_load_explicit(&selected[alg], memory_order_acquire);
+}
+
+ac_kernel_ref ac_kernel(ac_alg_id alg)
+{
+    return tables[alg].rows[effective_row(alg)].kernel;
+}
+
+ac_kernel_ref ac_kernel_for_length(ac_alg_id alg, size_t len)
+{
+    size_t row = effective_row(alg);
+    while (AC_UNLIKELY(len < row_min_len[alg][row]))
+        row = row_below[alg][row];
+    return tables[alg].rows[row].kernel;
 }
 
 /* ---- public introspection ------------------------------------------------------ */
@@ -474,6 +510,20 @@ int archcrypt_implementation_runnable(size_t algorithm, size_t implementation)
     return valid_row(algorithm, implementation) && row_runnable(algorithm, implementation);
 }
 
+size_t archcrypt_implementation_min_len(size_t algorithm, size_t implementation)
+{
+    ensure_init();
+    return valid_row(algorithm, implementation) ? row_min_len[algorithm][implementation] : 0;
+}
+
+size_t archcrypt_implementation_below(size_t algorithm, size_t implementation)
+{
+    ensure_init();
+    if (!valid_row(algorithm, implementation) || row_min_len[algorithm][implementation] == 0)
+        return ARCHCRYPT_NO_INDEX;
+    return row_below[algorithm][implementation];
+}
+
 size_t archcrypt_selected_implementation(size_t algorithm)
 {
     ensure_init();
@@ -509,7 +559,7 @@ int archcrypt_use_on_this_thread(const char *algorithm, const char *implementati
     int rc = lookup(algorithm, implementation, &alg, &row, thread_error, sizeof(thread_error));
     if (rc != ARCHCRYPT_OK)
         return rc;
-    thread_override[alg] = implementation ? tables[alg].rows[row].kernel : NULL;
+    thread_row[alg] = implementation ? row + 1 : 0;
     return ARCHCRYPT_OK;
 }
 
@@ -521,10 +571,10 @@ int archcrypt_self_test(size_t algorithm, size_t implementation)
         return ARCHCRYPT_ERR_UNKNOWN_IMPLEMENTATION;
     if (!row_runnable(algorithm, implementation))
         return ARCHCRYPT_ERR_UNSUPPORTED;
-    const void *saved = thread_override[algorithm];
-    thread_override[algorithm] = tables[algorithm].rows[implementation].kernel;
+    const size_t saved = thread_row[algorithm];
+    thread_row[algorithm] = implementation + 1;
     int rc = tables[algorithm].kat();
-    thread_override[algorithm] = saved;
+    thread_row[algorithm] = saved;
     if (rc != ARCHCRYPT_OK)
         set_error(thread_error, sizeof(thread_error), "%s/%s: known-answer self-test failed",
                   tables[algorithm].name, tables[algorithm].rows[implementation].name);

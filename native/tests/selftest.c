@@ -562,7 +562,12 @@ static void print_backends(void)
         for (size_t r = 0; r < archcrypt_implementation_count(a); r++)
             printf("%s%s%s", r ? " " : "", archcrypt_implementation_name(a, r),
                    archcrypt_implementation_runnable(a, r) ? "" : "(unavailable)");
-        printf("]\n");
+        printf("]");
+        size_t below = archcrypt_implementation_below(a, sel);
+        if (below != ARCHCRYPT_NO_INDEX)
+            printf(" below %zu B: %s", archcrypt_implementation_min_len(a, sel),
+                   archcrypt_implementation_name(a, below));
+        printf("\n");
     }
 }
 

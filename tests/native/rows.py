@@ -2,7 +2,7 @@
 
 An operation depends on one or more dispatch tables (the AEAD composes the chacha20
 and poly1305 rows); its parameters are the product of their runnable rows, so a SIMD
-row added to dispatch.c is tested here without touching the tests.
+row added to a rows.h is tested here without touching the tests.
 """
 
 from __future__ import annotations

@@ -107,6 +107,19 @@ def test_report_shape() -> None:
             assert algorithm.selected == first.name, algorithm.name
 
 
+# Rows that run only inputs of at least min_len bytes, written here by hand (an oracle
+# independent of the rows.h files): (table, row) -> (min_len, the row that runs shorter
+# inputs). Every other row takes any length.
+MIN_LEN = {("chacha20-poly1305", "avx2"): (1024, "composed")}
+
+
+def test_min_len_and_the_row_that_runs_below_it() -> None:
+    for algorithm in crypto.backends().algorithms:
+        for impl in algorithm.implementations:
+            expected = MIN_LEN.get((algorithm.name, impl.name), (0, None))
+            assert (impl.min_len, impl.below_min_len) == expected, (algorithm.name, impl.name)
+
+
 def test_report_is_frozen() -> None:
     report = crypto.backends()
     with pytest.raises(AttributeError):

@@ -33,7 +33,7 @@ def test_info_json() -> None:
         assert set(algorithm) == {"name", "selected", "forced", "implementations"}
         assert algorithm["selected"] in {impl["name"] for impl in algorithm["implementations"]}
         for impl in algorithm["implementations"]:
-            assert set(impl) == {"name", "requires", "runnable"}
+            assert set(impl) == {"name", "requires", "runnable", "min_len", "below_min_len"}
             assert isinstance(impl["requires"], list)
             assert isinstance(impl["runnable"], bool)
     for feature in report["features"]:

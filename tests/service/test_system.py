@@ -46,7 +46,7 @@ def test_backends_shape(client: httpx.Client) -> None:
         names = [impl["name"] for impl in algorithm["implementations"]]
         assert algorithm["selected"] in names
         for impl in algorithm["implementations"]:
-            assert set(impl) == {"name", "requires", "runnable"}
+            assert set(impl) == {"name", "requires", "runnable", "min_len", "below_min_len"}
             assert isinstance(impl["requires"], list)
             assert isinstance(impl["runnable"], bool)
         chosen = next(i for i in algorithm["implementations"] if i["name"] == algorithm["selected"])

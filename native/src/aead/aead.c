@@ -1,4 +1,4 @@
-/* ChaCha20-Poly1305 and XChaCha20-Poly1305 public front: limits, tag check, wiping, dispatch (RFC 8439 2.8; draft-irtf-cfrg-xchacha 2.3). */
+/* ChaCha20-Poly1305 and XChaCha20-Poly1305 public front: limits, tag check, wiping, dispatch by length (RFC 8439 2.8; draft-irtf-cfrg-xchacha 2.3). */
 #include "common.h"
 #include "dispatch.h"
 #include "chacha20/chacha20.h"
@@ -39,7 +39,7 @@ static void xchacha_derive(uint32_t subkey[8], uint32_t nonce[3],
     ac_wipe(key, sizeof key);
 }
 
-static int open_words(const aead_kernel *k, uint8_t *pt, const uint8_t *ct, size_t ct_len,
+static int open_words(uint8_t *pt, const uint8_t *ct, size_t ct_len,
                       const uint8_t *aad, size_t aad_len,
                       const uint32_t key[8], const uint32_t nonce[3])
 {
@@ -47,7 +47,7 @@ static int open_words(const aead_kernel *k, uint8_t *pt, const uint8_t *ct, size
     uint8_t expected[TAG_LEN];
     int ok;
 
-    k->open(pt, expected, ct, len, aad, aad_len, key, nonce);
+    ac_aead_kernel(len)->open(pt, expected, ct, len, aad, aad_len, key, nonce);
     ok = ac_ct_equal(expected, ct + len, TAG_LEN);
     ac_wipe(expected, sizeof expected);
     if (!ok) {
@@ -75,7 +75,6 @@ int archcrypt_chacha20poly1305_seal(uint8_t *ct, const uint8_t *pt, size_t len,
                                     const uint8_t *aad, size_t aad_len,
                                     const uint8_t *key32, const uint8_t *nonce12)
 {
-    const aead_kernel *k = (const aead_kernel *)ac_kernel(AC_ALG_CHACHA20_POLY1305);
     uint32_t key[8], nonce[3];
     int rc = check_seal(len);
 
@@ -83,7 +82,7 @@ int archcrypt_chacha20poly1305_seal(uint8_t *ct, const uint8_t *pt, size_t len,
         return rc;
     load_key(key, key32);
     load_nonce(nonce, nonce12);
-    k->seal(ct, ct + len, pt, len, aad, aad_len, key, nonce);
+    ac_aead_kernel(len)->seal(ct, ct + len, pt, len, aad, aad_len, key, nonce);
     ac_wipe(key, sizeof key);
     return ARCHCRYPT_OK;
 }
@@ -92,7 +91,6 @@ int archcrypt_chacha20poly1305_open(uint8_t *pt, const uint8_t *ct, size_t ct_le
                                     const uint8_t *aad, size_t aad_len,
                                     const uint8_t *key32, const uint8_t *nonce12)
 {
-    const aead_kernel *k = (const aead_kernel *)ac_kernel(AC_ALG_CHACHA20_POLY1305);
     uint32_t key[8], nonce[3];
     int rc = check_open(ct_len);
 
@@ -100,7 +98,7 @@ int archcrypt_chacha20poly1305_open(uint8_t *pt, const uint8_t *ct, size_t ct_le
         return rc;
     load_key(key, key32);
     load_nonce(nonce, nonce12);
-    rc = open_words(k, pt, ct, ct_len, aad, aad_len, key, nonce);
+    rc = open_words(pt, ct, ct_len, aad, aad_len, key, nonce);
     ac_wipe(key, sizeof key);
     return rc;
 }
@@ -109,14 +107,13 @@ int archcrypt_xchacha20poly1305_seal(uint8_t *ct, const uint8_t *pt, size_t len,
                                      const uint8_t *aad, size_t aad_len,
                                      const uint8_t *key32, const uint8_t *nonce24)
 {
-    const aead_kernel *k = (const aead_kernel *)ac_kernel(AC_ALG_CHACHA20_POLY1305);
     uint32_t subkey[8], nonce[3];
     int rc = check_seal(len);
 
     if (rc != ARCHCRYPT_OK)
         return rc;
     xchacha_derive(subkey, nonce, key32, nonce24);
-    k->seal(ct, ct + len, pt, len, aad, aad_len, subkey, nonce);
+    ac_aead_kernel(len)->seal(ct, ct + len, pt, len, aad, aad_len, subkey, nonce);
     ac_wipe(subkey, sizeof subkey);
     return ARCHCRYPT_OK;
 }
@@ -125,14 +122,13 @@ int archcrypt_xchacha20poly1305_open(uint8_t *pt, const uint8_t *ct, size_t ct_l
                                      const uint8_t *aad, size_t aad_len,
                                      const uint8_t *key32, const uint8_t *nonce24)
 {
-    const aead_kernel *k = (const aead_kernel *)ac_kernel(AC_ALG_CHACHA20_POLY1305);
     uint32_t subkey[8], nonce[3];
     int rc = check_open(ct_len);
 
     if (rc != ARCHCRYPT_OK)
         return rc;
     xchacha_derive(subkey, nonce, key32, nonce24);
-    rc = open_words(k, pt, ct, ct_len, aad, aad_len, subkey, nonce);
+    rc = open_words(pt, ct, ct_len, aad, aad_len, subkey, nonce);
     ac_wipe(subkey, sizeof subkey);
     return rc;
 }

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
+
 typedef struct aead_kernel {
     /* Encrypt len bytes (block counter starts at 1; the caller checked that len fits
      * 2^32 - 1 blocks) and compute the tag over aad and the ciphertext. */
@@ -18,12 +20,9 @@ typedef struct aead_kernel {
                  const uint32_t key[8], const uint32_t nonce[3]);
 } aead_kernel;
 
-/* The dispatched ChaCha20 and Poly1305 kernels, one pass over L1-sized chunks. */
-extern const aead_kernel archcrypt_chacha20_poly1305_composed;
-
-#if defined(__x86_64__)
-/* AVX2 ChaCha20 stitched with scalar Poly1305 per 512-byte step. */
-extern const aead_kernel archcrypt_chacha20_poly1305_avx2;
-#endif
+/* One kernel per row of aead/rows.h, defined by aead/<slug>.c. */
+#define AC_ROW_MIN_LEN(slug, requires, min_len) extern const aead_kernel archcrypt_chacha20_poly1305_##slug;
+#include "aead/rows.h"
+#undef AC_ROW_MIN_LEN
 
 #endif

@@ -1,9 +1,9 @@
-/* ChaCha20-Poly1305, AVX2 + BMI2: 8-block AVX2 ChaCha20 stitched with scalar radix-2^64 Poly1305 per 512-byte step (the integer units hash one step of ciphertext while the vector units run the next step's rounds); short messages go to the composed row (RFC 8439 2.8). */
+/* ChaCha20-Poly1305, AVX2 + BMI2: 8-block AVX2 ChaCha20 stitched with scalar radix-2^64 Poly1305 per 512-byte step (the integer units hash one step of ciphertext while the vector units run the next step's rounds); its row's min_len (aead/rows.h) leaves short messages to the composed row (RFC 8439 2.8). */
 #ifndef __AVX2__
-#error "aead/avx2.c needs -mavx2 -mbmi2 (ISA_FLAGS_avx2 in native/Makefile)"
+#error "aead/avx2.c needs -mavx2 -mbmi2 (ISA_FLAGS_avx2 in native/isa.mk)"
 #endif
 #ifndef __BMI2__
-#error "aead/avx2.c needs -mbmi2 (ISA_FLAGS_avx2 in native/Makefile)"
+#error "aead/avx2.c needs -mbmi2 (ISA_FLAGS_avx2 in native/isa.mk)"
 #endif
 
 #include <immintrin.h>
@@ -13,13 +13,6 @@
 #include "chacha20/avx2_core.h"
 #include "poly1305/mulx_core.h"
 #include "aead/aead.h"
-
-/* Below this the composed row (2-block / 4-block ChaCha20 tails, no 8-lane
- * waste) is used; at 1 KiB and up the stitched loop wins (measured). Any value
- * >= 1 is correct (tested with 1). */
-#ifndef STITCH_MIN
-#define STITCH_MIN 1024
-#endif
 
 typedef p64_regs mac_regs;
 
@@ -147,24 +140,20 @@ static void stitched(direction dir, uint8_t *out, uint8_t tag[16], const uint8_t
     p64_wipe(&m, sizeof m);
 }
 
+/* Correct at any length (the front sends this row only messages of at least its min_len;
+ * the self-test reaches the first-step, tail and stitched paths above that). */
 static void avx2_seal(uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t len,
                       const uint8_t *aad, size_t aad_len, const uint32_t key[8],
                       const uint32_t nonce[3])
 {
-    if (len < STITCH_MIN)
-        archcrypt_chacha20_poly1305_composed.seal(out, tag, in, len, aad, aad_len, key, nonce);
-    else
-        stitched(SEAL, out, tag, in, len, aad, aad_len, key, nonce);
+    stitched(SEAL, out, tag, in, len, aad, aad_len, key, nonce);
 }
 
 static void avx2_open(uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t len,
                       const uint8_t *aad, size_t aad_len, const uint32_t key[8],
                       const uint32_t nonce[3])
 {
-    if (len < STITCH_MIN)
-        archcrypt_chacha20_poly1305_composed.open(out, tag, in, len, aad, aad_len, key, nonce);
-    else
-        stitched(OPEN, out, tag, in, len, aad, aad_len, key, nonce);
+    stitched(OPEN, out, tag, in, len, aad, aad_len, key, nonce);
 }
 
 const aead_kernel archcrypt_chacha20_poly1305_avx2 = {

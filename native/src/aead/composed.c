@@ -28,8 +28,8 @@ static void chacha20_poly1305(direction dir, uint8_t *out, uint8_t tag[16],
                               const uint32_t key[8], const uint32_t nonce[3])
 {
     /* Looked up once: every chunk of this message uses the same pair. */
-    const chacha20_kernel *cipher = (const chacha20_kernel *)ac_kernel(AC_ALG_CHACHA20);
-    const poly1305_kernel *poly = (const poly1305_kernel *)ac_kernel(AC_ALG_POLY1305);
+    const chacha20_kernel *cipher = ac_chacha20_kernel(len);
+    const poly1305_kernel *poly = ac_poly1305_kernel();
     uint8_t otk[32] = {0};
     uint8_t lengths[16];
     ac_poly1305 mac;

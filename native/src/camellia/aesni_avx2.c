@@ -1,6 +1,6 @@
 /* Camellia ECB, AVX2 + AES-NI: byte-sliced 32-block ymm states (two interleaved, 16-block xmm for short tails), S-boxes as aesenclast/aesdeclast per 128-bit lane between vpshufb nibble-table affine maps (RFC 3713 2.3-2.4). */
 #if !defined(__AVX2__) || !defined(__AES__)
-#error "camellia/aesni_avx2.c needs -mavx2 -maes (ISA_FLAGS_aesni_avx2 in native/Makefile)"
+#error "camellia/aesni_avx2.c needs -mavx2 -maes (ISA_FLAGS_aesni_avx2 in native/isa.mk)"
 #endif
 
 #include <immintrin.h>

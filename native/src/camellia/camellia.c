@@ -144,7 +144,7 @@ archcrypt_camellia_key *archcrypt_camellia_new(const uint8_t *key, size_t key_le
 
     if (key == NULL)
         return NULL;
-    k = (const camellia_kernel *)ac_kernel(AC_ALG_CAMELLIA);
+    k = ac_camellia_kernel();
     if (k != NULL && k->prepare == NULL)
         k = NULL;
     /* sizeof *ctx and the cache size are multiples of the struct's alignment, as
@@ -192,7 +192,7 @@ int archcrypt_camellia_ecb_encrypt(const archcrypt_camellia_key *key, uint8_t *o
 
     if (rc != ARCHCRYPT_OK || len == 0)
         return rc;
-    k = (const camellia_kernel *)ac_kernel(AC_ALG_CAMELLIA);
+    k = ac_camellia_kernel();
     k->encrypt(&key->ks, k == key->prepared_for ? key->cache : NULL, out, in, len / 16);
     return ARCHCRYPT_OK;
 }
@@ -205,7 +205,7 @@ int archcrypt_camellia_ecb_decrypt(const archcrypt_camellia_key *key, uint8_t *o
 
     if (rc != ARCHCRYPT_OK || len == 0)
         return rc;
-    k = (const camellia_kernel *)ac_kernel(AC_ALG_CAMELLIA);
+    k = ac_camellia_kernel();
     k->decrypt(&key->ks, k == key->prepared_for ? key->cache : NULL, out, in, len / 16);
     return ARCHCRYPT_OK;
 }

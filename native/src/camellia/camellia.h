@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
+
 /* Expanded key, RFC 3713 section 2.2 names, 64-bit halves in native order.
  * 128-bit keys use k[0..17] and ke[0..3]; 192/256-bit keys use all. */
 typedef struct camellia_subkeys {
@@ -33,21 +35,10 @@ typedef struct camellia_kernel {
     void (*prepare)(const camellia_subkeys *ks, void *cache);
 } camellia_kernel;
 
-extern const camellia_kernel archcrypt_camellia_portable;
-
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-extern const camellia_kernel archcrypt_camellia_power8;
-#endif
-
-#if defined(__s390x__)
-extern const camellia_kernel archcrypt_camellia_vx;
-#endif
-
-#if defined(__x86_64__)
-extern const camellia_kernel archcrypt_camellia_gfni_avx512;
-extern const camellia_kernel archcrypt_camellia_vaes_avx2;
-extern const camellia_kernel archcrypt_camellia_aesni_avx2;
-#endif
+/* One kernel per row of camellia/rows.h, defined by camellia/<slug>.c. */
+#define AC_ROW_MIN_LEN(slug, requires, min_len) extern const camellia_kernel archcrypt_camellia_##slug;
+#include "camellia/rows.h"
+#undef AC_ROW_MIN_LEN
 
 /* The F-function with an S-box read that scans the whole table (portable.c): the key
  * schedule runs it on secret data, so no memory access may depend on the key. */

@@ -1,6 +1,6 @@
 /* Camellia ECB, AVX-512 + GFNI: 64 blocks byte-sliced into 16 zmm, each S-box one vgf2p8affineqb and one vgf2p8affineinvqb (RFC 3713 2.3-2.4). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512BW__) || !defined(__GFNI__)
-#error "camellia/gfni_avx512.c needs -mavx512f -mavx512vl -mavx512bw -mgfni (ISA_FLAGS_gfni_avx512 in native/Makefile)"
+#error "camellia/gfni_avx512.c needs -mavx512f -mavx512vl -mavx512bw -mgfni (ISA_FLAGS_gfni_avx512 in native/isa.mk)"
 #endif
 
 #include <immintrin.h>
@@ -350,8 +350,6 @@ static void camellia_gfni_decrypt(const camellia_subkeys *ks, const void *cache,
 {
     camellia_gfni_run(ks, cache, 1, out, in, nblocks);
 }
-
-extern const camellia_kernel archcrypt_camellia_gfni_avx512;
 
 const camellia_kernel archcrypt_camellia_gfni_avx512 = {
     camellia_gfni_encrypt,

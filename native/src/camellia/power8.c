@@ -1,6 +1,6 @@
 /* Camellia ECB, POWER8 vector crypto: 16 blocks byte-sliced into 16 vectors, S-boxes as vsbox between vpermxor nibble-table affine maps, FL/FL^-1 byte-sliced (RFC 3713 2.3-2.4). */
 #if !defined(__POWER8_VECTOR__) || !defined(__CRYPTO__) || !defined(__LITTLE_ENDIAN__)
-#error "camellia/power8.c needs -mcpu=power8 -mcrypto on little-endian (ISA_FLAGS_power8 in native/Makefile)"
+#error "camellia/power8.c needs -mcpu=power8 -mcrypto on little-endian (ISA_FLAGS_power8 in native/isa.mk)"
 #endif
 
 #include <altivec.h>

@@ -1,6 +1,6 @@
 /* ChaCha20, AVX2: 8 blocks per iteration (one state word per ymm, one block per lane, pshufb for rotates by 16/8, one c word parked on the stack, the double round in inline asm); 5..7-block tails as a partial 8-block pass, 1..4 as 2 blocks per ymm row set (RFC 8439 2.3-2.4). */
 #ifndef __AVX2__
-#error "chacha20/avx2.c needs -mavx2 (ISA_FLAGS_avx2 in native/Makefile)"
+#error "chacha20/avx2.c needs -mavx2 (ISA_FLAGS_avx2 in native/isa.mk)"
 #endif
 
 #include <immintrin.h>

@@ -1,6 +1,6 @@
 /* ChaCha20, AVX-512: 16 blocks per iteration (one state word per zmm, one block per lane, vprold rotates); 9..15-block tails as a partial 16-block pass, 1..8 as 4 blocks per zmm row set; byte-masked I/O (RFC 8439 2.3-2.4). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512BW__)
-#error "chacha20/avx512.c needs -mavx512f -mavx512vl -mavx512bw (ISA_FLAGS_avx512 in native/Makefile)"
+#error "chacha20/avx512.c needs -mavx512f -mavx512vl -mavx512bw (ISA_FLAGS_avx512 in native/isa.mk)"
 #endif
 
 #include <immintrin.h>

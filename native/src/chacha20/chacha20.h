@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
+
 typedef struct chacha20_kernel {
     /* out = in XOR keystream(key, nonce) for blocks counter, counter+1, ...
      * key and nonce are already loaded as little-endian words. The caller has
@@ -16,17 +18,10 @@ typedef struct chacha20_kernel {
                        const uint32_t key[8], const uint32_t nonce[3], uint32_t counter);
 } chacha20_kernel;
 
-extern const chacha20_kernel archcrypt_chacha20_portable;
-
-#if defined(__x86_64__)
-extern const chacha20_kernel archcrypt_chacha20_ssse3;
-extern const chacha20_kernel archcrypt_chacha20_avx2;
-extern const chacha20_kernel archcrypt_chacha20_avx512;
-#endif
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-extern const chacha20_kernel archcrypt_chacha20_power8;
-extern const chacha20_kernel archcrypt_chacha20_power10;
-#endif
+/* One kernel per row of chacha20/rows.h, defined by chacha20/<slug>.c. */
+#define AC_ROW_MIN_LEN(slug, requires, min_len) extern const chacha20_kernel archcrypt_chacha20_##slug;
+#include "chacha20/rows.h"
+#undef AC_ROW_MIN_LEN
 
 /* HChaCha20 (draft-irtf-cfrg-xchacha section 2.2), portable only: one block per message. */
 void ac_hchacha20(uint32_t out[8], const uint32_t key[8], const uint32_t nonce[4]);

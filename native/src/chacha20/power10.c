@@ -1,14 +1,12 @@
 /* ChaCha20, POWER10 (ISA 3.1): 4 blocks per iteration (one state word per vector), the counter-free start of rounds 1-2 computed once per call, vpermxor for 16/8, vrlw for 12/7, lxvp/stxvp for the message; 1-block tail (RFC 8439 2.3-2.4). */
 #if !defined(_ARCH_PWR10) || !defined(__CRYPTO__) || !defined(__LITTLE_ENDIAN__)
-#error "chacha20/power10.c needs little-endian -mcpu=power10 (ISA_FLAGS_power10 in native/Makefile)"
+#error "chacha20/power10.c needs little-endian -mcpu=power10 (ISA_FLAGS_power10 in native/isa.mk)"
 #endif
 
 #include <altivec.h>
 
 #include "common.h"
 #include "chacha20/chacha20.h"
-
-extern const chacha20_kernel archcrypt_chacha20_power10;
 
 /* What earns this row its place over power8.c, counted in instructions under qemu
  * (bench/insn) at 64 KiB: 3.39 per byte against 3.45. The loads and stores of the

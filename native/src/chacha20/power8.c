@@ -1,14 +1,12 @@
 /* ChaCha20, POWER8 VSX: 4 blocks per iteration (one state word per vector, one block per lane), the counter-free start of rounds 1-2 computed once per call, vpermxor for xor+rotate by 16/8, vrlw for 12/7; 1-2 block tails one block per row vector (RFC 8439 2.3-2.4). */
 #if !defined(__POWER8_VECTOR__) || !defined(__CRYPTO__) || !defined(__LITTLE_ENDIAN__)
-#error "chacha20/power8.c needs little-endian -mcpu=power8 -mcrypto (ISA_FLAGS_power8 in native/Makefile)"
+#error "chacha20/power8.c needs little-endian -mcpu=power8 -mcrypto (ISA_FLAGS_power8 in native/isa.mk)"
 #endif
 
 #include <altivec.h>
 
 #include "common.h"
 #include "chacha20/chacha20.h"
-
-extern const chacha20_kernel archcrypt_chacha20_power8;
 
 typedef __vector unsigned int u32x4;
 typedef __vector unsigned char u8x16;

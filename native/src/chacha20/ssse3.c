@@ -1,6 +1,6 @@
 /* ChaCha20, SSSE3: 4 blocks per iteration (one state word per xmm, one block per lane, pshufb for rotates by 16/8, c words parked on the stack); 3-block tails as a partial 4-block pass, 1..2 as one block per 4 xmm rows (RFC 8439 2.3-2.4). */
 #ifndef __SSSE3__
-#error "chacha20/ssse3.c needs -mssse3 (ISA_FLAGS_ssse3 in native/Makefile)"
+#error "chacha20/ssse3.c needs -mssse3 (ISA_FLAGS_ssse3 in native/isa.mk)"
 #endif
 
 #include <tmmintrin.h>

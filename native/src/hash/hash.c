@@ -77,16 +77,13 @@ int ac_hash_init(ac_hash_ctx *ctx, int hash_id)
         return ARCHCRYPT_ERR_INVALID_ARGUMENT;
 
     const int wide = variants[hash_id].wide;
-    const void *k = ac_kernel(wide ? AC_ALG_SHA512 : AC_ALG_SHA256);
-    if (AC_UNLIKELY(k == NULL))
-        return ARCHCRYPT_ERR_UNSUPPORTED;
 
     memset(ctx, 0, sizeof *ctx);
     if (wide) {
-        ctx->k.k512 = (const sha512_kernel *)k;
+        ctx->k.k512 = ac_sha512_kernel();
         memcpy(ctx->h.w64, variants[hash_id].h0, sizeof ctx->h.w64);
     } else {
-        ctx->k.k256 = (const sha256_kernel *)k;
+        ctx->k.k256 = ac_sha256_kernel();
         memcpy(ctx->h.w32, variants[hash_id].h0, sizeof ctx->h.w32);
     }
     ctx->block_size = variants[hash_id].block_size;
@@ -246,15 +243,11 @@ int archcrypt_hash(int hash_id, uint8_t *digest, const uint8_t *msg, size_t len)
     if (!known(hash_id) || digest == NULL || (msg == NULL && len > 0))
         return ARCHCRYPT_ERR_INVALID_ARGUMENT;
 
-    const int wide = variants[hash_id].wide;
-    const void *k = ac_kernel(wide ? AC_ALG_SHA512 : AC_ALG_SHA256);
-    if (AC_UNLIKELY(k == NULL))
-        return ARCHCRYPT_ERR_UNSUPPORTED;
-    if (wide)
-        oneshot512((const sha512_kernel *)k, (const uint64_t *)variants[hash_id].h0,
+    if (variants[hash_id].wide)
+        oneshot512(ac_sha512_kernel(), (const uint64_t *)variants[hash_id].h0,
                    variants[hash_id].digest_size, digest, msg, len);
     else
-        oneshot256((const sha256_kernel *)k, (const uint32_t *)variants[hash_id].h0,
+        oneshot256(ac_sha256_kernel(), (const uint32_t *)variants[hash_id].h0,
                    variants[hash_id].digest_size, digest, msg, len);
     return ARCHCRYPT_OK;
 }
@@ -399,19 +392,16 @@ int archcrypt_hash_many(int hash_id, size_t n, const uint8_t *const *msgs, const
         if (msgs[i] == NULL && lens[i] > 0)
             return ARCHCRYPT_ERR_INVALID_ARGUMENT;
 
-    const int wide = variants[hash_id].wide;
     const size_t ds = variants[hash_id].digest_size;
-    const void *k = ac_kernel(wide ? AC_ALG_SHA512 : AC_ALG_SHA256);
-    if (AC_UNLIKELY(k == NULL))
-        return ARCHCRYPT_ERR_UNSUPPORTED;
 
-    if (wide) {
+    if (variants[hash_id].wide) {
+        const sha512_kernel *k512 = ac_sha512_kernel();
         for (size_t i = 0; i < n; i++)
-            oneshot512((const sha512_kernel *)k, (const uint64_t *)variants[hash_id].h0, ds,
+            oneshot512(k512, (const uint64_t *)variants[hash_id].h0, ds,
                        digests + i * ds, msgs[i], lens[i]);
         return ARCHCRYPT_OK;
     }
-    const sha256_kernel *k256 = (const sha256_kernel *)k;
+    const sha256_kernel *k256 = ac_sha256_kernel();
     if (k256->compress_lanes != NULL && k256->lanes >= 2 && n >= 2) {
         many256(k256, (const uint32_t *)variants[hash_id].h0, ds, n, msgs, lens, digests);
         return ARCHCRYPT_OK;

@@ -1,6 +1,6 @@
 /* Poly1305, AVX2: radix 2^26 (five limbs), 4 blocks per ymm, 8 per iteration as H r^8 + M r^4 with one reduction, vpmuludq row by row with the broadcast powers as memory operands (no spills), powers r^1..r^8 kept in the state; 64-bit scalar (mulx) for short calls (RFC 8439 2.5). */
 #if !defined(__AVX2__) || !defined(__BMI2__)
-#error "poly1305/avx2.c needs -mavx2 -mbmi2 (ISA_FLAGS_avx2 in native/Makefile)"
+#error "poly1305/avx2.c needs -mavx2 -mbmi2 (ISA_FLAGS_avx2 in native/isa.mk)"
 #endif
 
 #include <immintrin.h>

@@ -1,6 +1,6 @@
 /* Poly1305, AVX-512 IFMA: radix 2^44 (three limbs), 8 blocks per zmm, 16 per iteration as H r^16 + M r^8 with one reduction, vpmadd52luq/huq, powers r^1..r^16 kept in the state; 64-bit scalar for short calls (RFC 8439 2.5). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512IFMA__)
-#error "poly1305/avx512ifma.c needs -mavx512f -mavx512vl -mavx512ifma (ISA_FLAGS_avx512ifma in native/Makefile)"
+#error "poly1305/avx512ifma.c needs -mavx512f -mavx512vl -mavx512ifma (ISA_FLAGS_avx512ifma in native/isa.mk)"
 #endif
 
 #include <immintrin.h>

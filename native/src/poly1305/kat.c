@@ -165,7 +165,7 @@ static int check_vector(const poly1305_vector *v)
  * have changed, for calls short of any vector table and long enough to build one. */
 static int check_footprint(void)
 {
-    const poly1305_kernel *k = (const poly1305_kernel *)ac_kernel(AC_ALG_POLY1305);
+    const poly1305_kernel *k = ac_poly1305_kernel();
     static const size_t lens[] = {16, 64, 256, 1024, 4096};
     static uint8_t msg[4096];
     uint8_t key[32], tag[16];

@@ -85,7 +85,7 @@ static void poly1305_oneshot(const poly1305_kernel *k, uint8_t tag[16],
 
 int archcrypt_poly1305(uint8_t *tag16, const uint8_t *msg, size_t len, const uint8_t *key32)
 {
-    const poly1305_kernel *k = (const poly1305_kernel *)ac_kernel(AC_ALG_POLY1305);
+    const poly1305_kernel *k = ac_poly1305_kernel();
 
     poly1305_oneshot(k, tag16, msg, len, key32);
     return ARCHCRYPT_OK;
@@ -93,7 +93,7 @@ int archcrypt_poly1305(uint8_t *tag16, const uint8_t *msg, size_t len, const uin
 
 int archcrypt_poly1305_verify(const uint8_t *tag16, const uint8_t *msg, size_t len, const uint8_t *key32)
 {
-    const poly1305_kernel *k = (const poly1305_kernel *)ac_kernel(AC_ALG_POLY1305);
+    const poly1305_kernel *k = ac_poly1305_kernel();
     uint8_t expected[16];
     int ok;
 
@@ -118,7 +118,7 @@ struct archcrypt_poly1305_ctx {
 
 archcrypt_poly1305_ctx *archcrypt_poly1305_new(const uint8_t *key32)
 {
-    const poly1305_kernel *k = (const poly1305_kernel *)ac_kernel(AC_ALG_POLY1305);
+    const poly1305_kernel *k = ac_poly1305_kernel();
     archcrypt_poly1305_ctx *ctx;
 
     /* poly1305_state is 64-byte aligned for SIMD kernels; malloc promises less.

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
+
 /* Opaque per-implementation state: room for precomputed powers of r in any radix. */
 typedef struct poly1305_state {
     _Alignas(64) uint8_t opaque[512];
@@ -34,23 +36,10 @@ typedef struct poly1305_kernel {
 
 #define AC_POLY1305_GATHER_MAX 2048
 
-extern const poly1305_kernel archcrypt_poly1305_portable;
-
-#if defined(__SIZEOF_INT128__)
-extern const poly1305_kernel archcrypt_poly1305_scalar64;
-#endif
-
-#if defined(__x86_64__)
-extern const poly1305_kernel archcrypt_poly1305_avx2;
-extern const poly1305_kernel archcrypt_poly1305_avx512ifma;
-#endif
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-extern const poly1305_kernel archcrypt_poly1305_power8;
-extern const poly1305_kernel archcrypt_poly1305_power9;
-#endif
-#if defined(__s390x__)
-extern const poly1305_kernel archcrypt_poly1305_vx;
-#endif
+/* One kernel per row of poly1305/rows.h, defined by poly1305/<slug>.c. */
+#define AC_ROW_MIN_LEN(slug, requires, min_len) extern const poly1305_kernel archcrypt_poly1305_##slug;
+#include "poly1305/rows.h"
+#undef AC_ROW_MIN_LEN
 
 /* Buffering front (poly1305.c) over whichever kernel was in effect at init. Also
  * used by the AEAD composition. */

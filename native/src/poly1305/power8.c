@@ -1,11 +1,9 @@
 /* Poly1305, POWER8 row: radix 2^64 with mulld/mulhdu and the carry bit (addc/adde), 30 instructions per block, key set-up and tag without stack copies (poly1305/ppc64.h); no vector path, see below (RFC 8439 2.5). */
 #if !defined(_ARCH_PWR8) || !defined(__LITTLE_ENDIAN__)
-#error "poly1305/power8.c needs little-endian -mcpu=power8 (ISA_FLAGS_power8 in native/Makefile)"
+#error "poly1305/power8.c needs little-endian -mcpu=power8 (ISA_FLAGS_power8 in native/isa.mk)"
 #endif
 
 #include "poly1305/ppc64.h"
-
-extern const poly1305_kernel archcrypt_poly1305_power8;
 
 /* Why no radix-2^26 vector path for long inputs: ISA 2.07 has no integer multiply-add
  * (vmsumudm is ISA 3.0, poly1305/power9.c), so each 26 x 26-bit partial product costs

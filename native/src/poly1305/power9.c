@@ -1,14 +1,12 @@
 /* Poly1305, POWER9 (ISA 3.0): radix 2^44 (three limbs), 4 blocks per iteration as (h + m0) r^4 + m1 r^3 + m2 r^2 + m3 r with vmsumudm (two 64x64 products plus a 128-bit addend per instruction) and one reduction, powers r^1..r^4 kept in the state; radix 2^64 with addc/adde (poly1305/ppc64.h) for short calls and the last 1-3 blocks (RFC 8439 2.5). */
 #if !defined(_ARCH_PWR9) || !defined(__LITTLE_ENDIAN__)
-#error "poly1305/power9.c needs little-endian -mcpu=power9 (ISA_FLAGS_power9 in native/Makefile)"
+#error "poly1305/power9.c needs little-endian -mcpu=power9 (ISA_FLAGS_power9 in native/isa.mk)"
 #endif
 
 #include <altivec.h>
 
 #include "poly1305/scalar64.h"
 #include "poly1305/ppc64.h"
-
-extern const poly1305_kernel archcrypt_poly1305_power9;
 
 typedef __vector unsigned long long u64x2;
 typedef __vector unsigned char u8x16;

@@ -1,8 +1,9 @@
 /* Poly1305, 64-bit limbs: h = (h + m) * r mod 2^130 - 5 in radix 2^64 with 128-bit products, no vector unit (RFC 8439 2.5). */
+#ifndef __SIZEOF_INT128__
+#error "poly1305/scalar64.c needs unsigned __int128 (ISA_ARCH_scalar64 in native/isa.mk)"
+#endif
+
 #include "poly1305/poly1305.h"
-
-#ifdef __SIZEOF_INT128__
-
 #include "poly1305/scalar64.h"
 
 static void poly1305_scalar64_init(poly1305_state *st, const uint8_t key[32])
@@ -33,8 +34,3 @@ const poly1305_kernel archcrypt_poly1305_scalar64 = {
     .finish = poly1305_scalar64_finish,
     .used = poly1305_scalar64_used,
 };
-
-#else
-/* ISO C forbids an empty translation unit. */
-typedef int poly1305_scalar64_unavailable;
-#endif

@@ -5,8 +5,6 @@
 
 #include "poly1305/s390x.h"
 
-extern const poly1305_kernel archcrypt_poly1305_vx;
-
 /* Calls shorter than this many blocks take the scalar path, break-even points measured
  * in instructions under qemu (bench/insn): entering and leaving the vector path (radix
  * conversions, coefficient loads, the lane sum) costs about three scalar blocks, so a

@@ -1,6 +1,6 @@
 /* SHA-256 compression, AVX2 + BMI2: message schedule of two blocks at once (one per 128-bit lane) split between block 1's scalar rorx rounds (inline asm), W+K parked on the stack; block 2's rounds reuse the stored schedule; batches run eight messages in the eight 32-bit lanes (FIPS 180-4 section 6.2.2). */
 #if !defined(__AVX2__) || !defined(__BMI2__)
-#error "sha256/avx2.c needs -mavx2 -mbmi2 (ISA_FLAGS_avx2 in native/Makefile)"
+#error "sha256/avx2.c needs -mavx2 -mbmi2 (ISA_FLAGS_avx2 in native/isa.mk)"
 #endif
 
 #include <immintrin.h>

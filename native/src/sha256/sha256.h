@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
+
 /* Most lanes any row's compress_lanes runs (avx2: eight); the mode layer sizes its lane
  * state by it. */
 #define SHA256_MAX_LANES 8
@@ -24,20 +26,9 @@ typedef struct sha256_kernel {
  * first 64 primes; defined once (portable.c), 16-byte aligned for vector loads. */
 extern const uint32_t archcrypt_sha256_K[64];
 
-extern const sha256_kernel archcrypt_sha256_portable;
-
-#if defined(__x86_64__)
-extern const sha256_kernel archcrypt_sha256_sha_ni;
-extern const sha256_kernel archcrypt_sha256_avx2;
-#endif
-
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-extern const sha256_kernel archcrypt_sha256_power8;
-#endif
-
-#if defined(__s390x__)
-extern const sha256_kernel archcrypt_sha256_cpacf;
-extern const sha256_kernel archcrypt_sha256_vx;
-#endif
+/* One kernel per row of sha256/rows.h, defined by sha256/<slug>.c. */
+#define AC_ROW_MIN_LEN(slug, requires, min_len) extern const sha256_kernel archcrypt_sha256_##slug;
+#include "sha256/rows.h"
+#undef AC_ROW_MIN_LEN
 
 #endif

@@ -1,6 +1,6 @@
 /* SHA-256 compression, SHA-NI: sha256rnds2 over the ABEF/CDGH state (shuffled once per call), sha256msg1/msg2 schedule, 4 rounds per group; batches run two messages' chains interleaved (FIPS 180-4 section 6.2.2). */
 #if !defined(__SHA__) || !defined(__SSE4_1__) || !defined(__SSSE3__)
-#error "sha256/sha_ni.c needs -msha -msse4.1 -mssse3 (ISA_FLAGS_sha_ni in native/Makefile)"
+#error "sha256/sha_ni.c needs -msha -msse4.1 -mssse3 (ISA_FLAGS_sha_ni in native/isa.mk)"
 #endif
 
 #include <immintrin.h>

@@ -1,6 +1,6 @@
 /* SHA-512 compression, AVX2 + BMI2: message schedule four qwords per ymm, split between the scalar rorx rounds (inline asm, x86_rounds.h), W+K parked on the stack a group ahead (FIPS 180-4 section 6.4.2). */
 #if !defined(__AVX2__) || !defined(__BMI2__)
-#error "sha512/avx2.c needs -mavx2 -mbmi2 (ISA_FLAGS_avx2 in native/Makefile)"
+#error "sha512/avx2.c needs -mavx2 -mbmi2 (ISA_FLAGS_avx2 in native/isa.mk)"
 #endif
 
 #include <immintrin.h>

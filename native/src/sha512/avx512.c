@@ -1,6 +1,6 @@
 /* SHA-512 compression, AVX-512 + BMI2: two blocks' message schedules interleaved in zmm (vprorq, vpternlogq), computed during the first block's scalar rorx rounds; the second block's rounds then read W+K from the stack alone (FIPS 180-4 section 6.4.2). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512BW__) || !defined(__AVX512DQ__)
-#error "sha512/avx512.c needs -mavx512f -mavx512vl -mavx512bw -mavx512dq (ISA_FLAGS_avx512 in native/Makefile)"
+#error "sha512/avx512.c needs -mavx512f -mavx512vl -mavx512bw -mavx512dq (ISA_FLAGS_avx512 in native/isa.mk)"
 #endif
 
 #include <immintrin.h>

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch.h"
+
 typedef struct sha512_kernel {
     /* Compress nblocks 128-byte blocks (no alignment) into the native-order state h. */
     void (*compress)(uint64_t h[8], const uint8_t *in, size_t nblocks);
@@ -14,20 +16,9 @@ typedef struct sha512_kernel {
  * first 80 primes; defined once (portable.c), 64-byte aligned for vector loads. */
 extern const uint64_t archcrypt_sha512_K[80];
 
-extern const sha512_kernel archcrypt_sha512_portable;
-
-#if defined(__x86_64__)
-extern const sha512_kernel archcrypt_sha512_avx512;
-extern const sha512_kernel archcrypt_sha512_avx2;
-#endif
-
-#if defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-extern const sha512_kernel archcrypt_sha512_power8;
-#endif
-
-#if defined(__s390x__)
-extern const sha512_kernel archcrypt_sha512_cpacf;
-extern const sha512_kernel archcrypt_sha512_vx;
-#endif
+/* One kernel per row of sha512/rows.h, defined by sha512/<slug>.c. */
+#define AC_ROW_MIN_LEN(slug, requires, min_len) extern const sha512_kernel archcrypt_sha512_##slug;
+#include "sha512/rows.h"
+#undef AC_ROW_MIN_LEN
 
 #endif

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from fastapi import APIRouter, Response
+from pydantic import Field
 
 from .. import crypto
 from ..errors import NOT_READY, ProblemError
@@ -19,6 +20,10 @@ class ImplementationInfo(ResponseModel):
     name: str
     requires: list[str]
     runnable: bool
+    min_len: int = Field(description="Shortest input this row runs; 0 for any length")
+    below_min_len: str | None = Field(
+        description="The row that runs shorter inputs instead (null when min_len is 0)"
+    )
 
 
 class AlgorithmInfo(ResponseModel):
@@ -62,7 +67,13 @@ async def backends(state: State) -> BackendsResponse:
                 forced=a.forced,
                 self_test_passed=state.self_tests.get(a.name),
                 implementations=[
-                    ImplementationInfo(name=i.name, requires=list(i.requires), runnable=i.runnable)
+                    ImplementationInfo(
+                        name=i.name,
+                        requires=list(i.requires),
+                        runnable=i.runnable,
+                        min_len=i.min_len,
+                        below_min_len=i.below_min_len,
+                    )
                     for i in a.implementations
                 ],
             )

@@ -36,11 +36,17 @@ _NO_INDEX: Final = int(ffi.cast("size_t", -1))
 
 @dataclass(frozen=True)
 class Implementation:
-    """One dispatch row: its name, the CPU features it needs, and whether they are usable."""
+    """One dispatch row: its name, the CPU features it needs, and whether they are usable.
+
+    A row with a `min_len` runs only inputs at least that long; shorter ones run on the
+    row `below_min_len` names (None when min_len is 0), so that is what a short call reports.
+    """
 
     name: str
     requires: tuple[str, ...]
     runnable: bool
+    min_len: int = 0
+    below_min_len: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,10 @@ def _requires(algorithm: int, implementation: int) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
+def _name_at(names: tuple[str, ...], index: int) -> str | None:
+    return names[index] if 0 <= index < len(names) else None
+
+
 def backends() -> BackendReport:
     """A snapshot of CPU features and every dispatch table."""
     init()
@@ -120,7 +130,13 @@ def backends() -> BackendReport:
     for a in range(int(lib.archcrypt_algorithm_count())):
         names = _implementation_names(a)
         rows = tuple(
-            Implementation(name, _requires(a, i), bool(lib.archcrypt_implementation_runnable(a, i)))
+            Implementation(
+                name,
+                _requires(a, i),
+                bool(lib.archcrypt_implementation_runnable(a, i)),
+                int(lib.archcrypt_implementation_min_len(a, i)),
+                _name_at(names, int(lib.archcrypt_implementation_below(a, i))),
+            )
             for i, name in enumerate(names)
         )
         selected = int(lib.archcrypt_selected_implementation(a))

@@ -1,0 +1,7 @@
+/* ChaCha20-Poly1305 rows, fastest first (the order is the policy); see dispatch.h for the
+ * format. The kernels are archcrypt_chacha20_poly1305_<slug>. */
+/* AVX2 ChaCha20 and scalar (mulx) Poly1305 in one loop, 512 bytes a step. Below 1 KiB the
+ * composed row's 2- and 4-block ChaCha20 tails win (measured). */
+AC_ROW_MIN_LEN(avx2, "avx2,bmi2", 1024)
+/* Whichever chacha20 and poly1305 rows are in effect, in one pass. */
+AC_ROW(composed, "")

@@ -1,0 +1,7 @@
+/* Camellia rows, fastest first (the order is the policy); see dispatch.h for the format. */
+AC_ROW(gfni_avx512, "avx512f,avx512vl,avx512bw,gfni")
+AC_ROW(vaes_avx2, "vaes,avx2,aesni")
+AC_ROW(aesni_avx2, "aesni,avx2")
+AC_ROW(power8, "vsx,arch_2_07,vec_crypto")
+AC_ROW(vx, "vx")
+AC_ROW(portable, "")
