@@ -2,7 +2,8 @@
  * implementation against portable at boundary lengths, counter edges, unaligned and
  * in-place buffers. Runs natively and under qemu-user for each architecture.
  *
- *   selftest [--quiet]        exit 0 when every check passed; ARCHCRYPT_SEED=<n> reseeds */
+ *   selftest [--quiet]        exit 0 when every check passed; ARCHCRYPT_SEED=<n> reseeds
+ *   selftest --dispatch       the CPU features and the dispatch choice only, then exit */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include "archcrypt.h"
 
 static unsigned long checks_passed, checks_failed;
-static int quiet;
+static int quiet, dispatch_only;
 
 #define CHECK(cond, ...)                                                                  \
     do {                                                                                  \
@@ -576,6 +577,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--quiet") == 0)
             quiet = 1;
+        else if (strcmp(argv[i], "--dispatch") == 0)
+            dispatch_only = 1;
     const char *seed = getenv("ARCHCRYPT_SEED");
     if (seed)
         rng_state = strtoull(seed, NULL, 0);
@@ -585,8 +588,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "archcrypt_init: %s: %s\n", archcrypt_strerror(rc), archcrypt_last_error());
         return 2;
     }
-    if (!quiet)
+    if (!quiet || dispatch_only)
         print_backends();
+    if (dispatch_only)
+        return 0;
 
     for (size_t a = 0; a < archcrypt_algorithm_count(); a++) {
         const char *alg = archcrypt_algorithm_name(a);
