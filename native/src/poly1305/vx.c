@@ -7,10 +7,10 @@
 
 /* Calls shorter than this many blocks take the scalar path, break-even points measured
  * in instructions under qemu (bench/insn): entering and leaving the vector path (radix
- * conversions, coefficient loads, the lane sum) costs about three scalar blocks, so a
- * vector group (179 instructions) beats eight scalar ones (256) from 16 blocks on; the
- * first vector call for a key also builds the table of powers (about 450 instructions),
- * which 88 blocks (1408 bytes) repay. */
+ * conversions, the last group's coefficients, the lane sum) costs about three scalar
+ * blocks, so a vector group (171 instructions) beats eight scalar ones (256) from 16
+ * blocks on; the first vector call for a key also builds the table of powers (about 450
+ * instructions), which 88 blocks (1408 bytes) repay. */
 #define VX_MIN_BLOCKS 16
 #define VX_MIN_BLOCKS_FIRST 88
 
@@ -45,28 +45,29 @@ _Static_assert(VX_GATHER % 16 == 0 && VX_GATHER <= AC_POLY1305_GATHER_MAX &&
  * b5, b7. Then h = H0 + H1 / r holds before and after each group (h is put into lane 0
  * on entry, H1 = 0). The last group of a call multiplies lane 1 by r^7, r^5, r^3, r^1
  * instead, after which h = H0 + H1: the lanes are summed and h leaves in radix 2^64.
- * Every coefficient vector is [even, odd] in both lanes (vlrepg of one doubleword) in
- * the steady groups, and lane-specific only in the last: 18 vectors (R0..R4 and
- * S1..S4 = 5 R1..5 R4 for each set) instead of one per product.
+ * Every coefficient vector is [even, odd] in both lanes in the steady groups, and
+ * lane-specific only in the last: 18 vectors (R0..R4 and S1..S4 = 5 R1..5 R4 for each
+ * set) instead of one per product.
  *
  * A product x_i r_j of limbs i and j lands in column i + j, or i + j - 5 times 5
  * (2^130 = 5 mod p): column k takes R_(k-i), or S_(k-i+5) when i > k.
  */
 #define NCOEF 9 /* R0 R1 R2 R3 R4 S1 S2 S3 S4 */
 
-/* From byte 64 of the state: the coefficients of the last group, last[set][c][element]
- * with the elements as above, [r^6 r^8 r^5 r^7] and [r^2 r^4 r^1 r^3], c = R0..R4,
- * S1..S4; then set 1 of the steady groups, [r^2 r^4 r^2 r^4]. Set 0 of the steady groups
- * is the first doubleword of last[0][c] in both lanes (vlrepg). */
+/* From byte 64 of the state: steady[set][c] = [r^6 r^8 r^6 r^8] and [r^2 r^4 r^2 r^4],
+ * c = R0..R4, S1..S4, loaded nine at a time with vlm; last1[set][c], lane 1 of the last
+ * group ([r^5 r^7] and [r^1 r^3]), which replaces that doubleword (vleg). Full vectors of
+ * the last group too would need 576 bytes of the 448 there are. */
 typedef struct {
-    uint32_t last[2][NCOEF][4];
-    uint32_t steady1[NCOEF][4];
+    uint32_t steady[2][NCOEF][4];
+    uint32_t last1[2][NCOEF][2];
 } vx_powers;
 
 static_assert(P64_VEC_OFFSET + sizeof(vx_powers) <= sizeof(((poly1305_state *)0)->opaque),
               "the z vector powers must fit in poly1305_state");
 static_assert(P64_VEC_OFFSET % 16 == 0, "the z vector powers are 16-byte aligned");
-static_assert(offsetof(vx_powers, last[1]) == 144 && offsetof(vx_powers, steady1) == 288,
+static_assert(offsetof(vx_powers, steady[1]) == 144 && offsetof(vx_powers, last1) == 288 &&
+                  offsetof(vx_powers, last1[1]) == 360,
               "vx_blocks' assembly addresses the table by these offsets");
 
 /* Radix 2^64 (h2 <= 4: h < 2^131) to five 26-bit limbs; l4 < 5 2^24 < 2^26.4. */
@@ -79,24 +80,37 @@ AC_INLINE void split26(uint64_t l[5], uint64_t h0, uint64_t h1, uint64_t h2)
     l[4] = (h1 >> 40) | (h2 << 24);
 }
 
-/* Power h = r^n into the last group's table at set s, element e: five R words. */
-AC_INLINE void put_power(uint8_t *tab, int s, int e, const uint64_t h[3])
+/* Power h = r^n, as five R words, into the table at `at` and, if dup, at at + 8 too. */
+AC_INLINE void put_power(uint8_t *at, int dup, const uint64_t h[3])
 {
     uint64_t l[5];
 
     split26(l, h[0], h[1], h[2]);
     for (int d = 0; d < 5; d++) {
         uint32_t w = (uint32_t)l[d];
-        memcpy(tab + offsetof(vx_powers, last[s][d]) + 4 * e, &w, 4);
+        memcpy(at + 16 * d, &w, 4);
+        if (dup)
+            memcpy(at + 16 * d + 8, &w, 4);
+    }
+}
+
+/* Lane 1 of the last group: five R words 8 bytes apart. */
+AC_INLINE void put_power_last1(uint8_t *at, const uint64_t h[3])
+{
+    uint64_t l[5];
+
+    split26(l, h[0], h[1], h[2]);
+    for (int d = 0; d < 5; d++) {
+        uint32_t w = (uint32_t)l[d];
+        memcpy(at + 8 * d, &w, 4);
     }
 }
 
 /* r^1..r^8 by the scalar path (h = h r on a zero block without pad bit), left
  * partially reduced (h2 <= 4: every limb below 2^26.4), written straight into the
- * table: the R limbs one word each, S = 5 R and the steady set 1 by vector operations.
- * Once per key: once per AEAD message that reaches the vector path, so every address
- * is a constant (a table built on the stack, copied and wiped cost 1100 instructions;
- * this is about 400). */
+ * table: the R limbs one word each, S = 5 R by vector operations. Once per key: once per
+ * AEAD message that reaches the vector path, so every address is a constant (a table
+ * built on the stack, copied and wiped cost 1100 instructions; this is about 400). */
 static void compute_powers(poly1305_state *st)
 {
     typedef uint32_t w32x4 __attribute__((vector_size(16)));
@@ -105,38 +119,44 @@ static void compute_powers(poly1305_state *st)
     s390x_p1305_key k;
     uint64_t h[3];
 
+#define STEADY(set, e) (tab + offsetof(vx_powers, steady[set][0][e]))
+#define LAST1(set, e) (tab + offsetof(vx_powers, last1[set][0][e]))
     s390x_key(st, &k, 0);
     h[0] = k.r0;
     h[1] = k.r1;
     h[2] = 0;
-    /* last[0] holds [r^6 r^8 r^5 r^7], last[1] [r^2 r^4 r^1 r^3] */
-    put_power(tab, 1, 2, h);
+    put_power_last1(LAST1(1, 0), h); /* r^1 */
     s390x_blocks(h, &k, zero_block, 1);
-    put_power(tab, 1, 0, h);
+    put_power(STEADY(1, 0), 1, h); /* r^2 */
     s390x_blocks(h, &k, zero_block, 1);
-    put_power(tab, 1, 3, h);
+    put_power_last1(LAST1(1, 1), h); /* r^3 */
     s390x_blocks(h, &k, zero_block, 1);
-    put_power(tab, 1, 1, h);
+    put_power(STEADY(1, 1), 1, h); /* r^4 */
     s390x_blocks(h, &k, zero_block, 1);
-    put_power(tab, 0, 2, h);
+    put_power_last1(LAST1(0, 0), h); /* r^5 */
     s390x_blocks(h, &k, zero_block, 1);
-    put_power(tab, 0, 0, h);
+    put_power(STEADY(0, 0), 1, h); /* r^6 */
     s390x_blocks(h, &k, zero_block, 1);
-    put_power(tab, 0, 3, h);
+    put_power_last1(LAST1(0, 1), h); /* r^7 */
     s390x_blocks(h, &k, zero_block, 1);
-    put_power(tab, 0, 1, h);
-    for (int s = 0; s < 2; s++)
+    put_power(STEADY(0, 1), 1, h); /* r^8 */
+#undef STEADY
+#undef LAST1
+    /* S_d = 5 R_d < 2^28.7: for the steady vectors one each, for lane 1 of the last
+     * group two coefficients (R1 R2 and R3 R4) per vector. */
+    for (int s = 0; s < 2; s++) {
         for (int d = 1; d < 5; d++) {
             w32x4 r;
-            memcpy(&r, tab + offsetof(vx_powers, last[s][d]), 16);
-            r += r << 2; /* S_d = 5 R_d < 2^28.7 */
-            memcpy(tab + offsetof(vx_powers, last[s][4 + d]), &r, 16);
+            memcpy(&r, tab + offsetof(vx_powers, steady[s][d]), 16);
+            r += r << 2;
+            memcpy(tab + offsetof(vx_powers, steady[s][4 + d]), &r, 16);
         }
-    for (int c = 0; c < NCOEF; c++) {
-        uint64_t dw;
-        memcpy(&dw, tab + offsetof(vx_powers, last[1][c]), 8); /* [r^2 r^4] */
-        memcpy(tab + offsetof(vx_powers, steady1[c]), &dw, 8);
-        memcpy(tab + offsetof(vx_powers, steady1[c]) + 8, &dw, 8);
+        for (int d = 1; d < 5; d += 2) {
+            w32x4 r;
+            memcpy(&r, tab + offsetof(vx_powers, last1[s][d]), 16);
+            r += r << 2;
+            memcpy(tab + offsetof(vx_powers, last1[s][4 + d]), &r, 16);
+        }
     }
     s390x_put(st, offsetof(p64_head, powers), 1);
     p64_wipe(&k, sizeof k);
@@ -146,17 +166,17 @@ static void compute_powers(poly1305_state *st)
 /*
  * The loop in assembly, every vector register named: the 18 coefficient vectors, five
  * accumulators and five limb vectors with the message, the constants and temporaries
- * need 36 registers of 32. gcc 12's intrinsics code spilled 11 of them per group and
- * regenerated two (193 instructions a group); here set 0's nine coefficients stay in
- * registers and set 1's are loaded once each per group, as its products are ordered by
- * coefficient: 179 instructions per 128 bytes.
+ * would need 36 registers of 32 (gcc 12's intrinsics code spilled 11 values a group and
+ * regenerated two: 193 instructions a group). Here one set's nine coefficients are in
+ * registers at a time, each set loaded with one vlm when its four blocks come: 171
+ * instructions per 128 bytes.
  *
  *   v0-v4    accumulators a0..a4 (H between groups)   v5-v9    limb vectors x0..x4
  *   v10-v13  four message blocks (vlm)                 v14-v15  temporaries
  *   v16-v18  vperm patterns for limbs (0,1), (2,3), 4  v19      2^26 - 1 per word
  *   v20      2^24 - 1 per word                         v21      the pad bit at 2^24
- *   v22      a set 1 coefficient, 2^26 - 1 per doubleword in the carry
- *   v23-v31  set 0 coefficients R0 R1 R2 R3 R4 S1 S2 S3 S4
+ *   v22      2^26 - 1 per doubleword, for the carry
+ *   v23-v31  the coefficients R0 R1 R2 R3 R4 S1 S2 S3 S4 of the set at hand
  */
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -173,7 +193,7 @@ static void compute_powers(poly1305_state *st)
 #define X4 9
 #define T0 14
 #define T1 15
-#define KT 22
+#define M26D 22
 #define R0 23
 #define R1 24
 #define R2 25
@@ -211,27 +231,39 @@ static void compute_powers(poly1305_state *st)
     INSN4("vperm", T0, 12, 10, 18) INSN4("vperm", T1, 13, 11, 18)                         \
     INSN3("vmrhg", X4, T0, T1) INSN4("vsel", X4, X4, 21, 20)
 
-/* Set 0, limb by limb against the coefficients in registers: column k takes R_(k-i),
- * or S_(k-i+5) when i > k. Starts the accumulators. */
-#define SET0                                                                              \
-    MUL(A0, X0, R0) MUL(A1, X0, R1) MUL(A2, X0, R2) MUL(A3, X0, R3) MUL(A4, X0, R4)       \
+/* One set, limb by limb against the coefficients in registers: column k takes R_(k-i),
+ * or S_(k-i+5) when i > k. START is MUL for set 0, which starts the accumulators, and
+ * MAC for set 1. */
+#define SET(START)                                                                        \
+    START(A0, X0, R0) START(A1, X0, R1) START(A2, X0, R2) START(A3, X0, R3)               \
+    START(A4, X0, R4)                                                                     \
     MAC(A0, X1, S4) MAC(A1, X1, R0) MAC(A2, X1, R1) MAC(A3, X1, R2) MAC(A4, X1, R3)       \
     MAC(A0, X2, S3) MAC(A1, X2, S4) MAC(A2, X2, R0) MAC(A3, X2, R1) MAC(A4, X2, R2)       \
     MAC(A0, X3, S2) MAC(A1, X3, S3) MAC(A2, X3, S4) MAC(A3, X3, R0) MAC(A4, X3, R1)       \
     MAC(A0, X4, S1) MAC(A1, X4, S2) MAC(A2, X4, S3) MAC(A3, X4, S4) MAC(A4, X4, R0)
 
-/* Set 1, coefficient by coefficient, each loaded once into v22 from %[b1]. */
-#define KL(off) "vl " V(KT) "," #off "(%[b1])\n\t"
-#define SET1                                                                              \
-    KL(0) MAC(A0, X0, KT) MAC(A1, X1, KT) MAC(A2, X2, KT) MAC(A3, X3, KT) MAC(A4, X4, KT)  \
-    KL(16) MAC(A1, X0, KT) MAC(A2, X1, KT) MAC(A3, X2, KT) MAC(A4, X3, KT)                  \
-    KL(32) MAC(A2, X0, KT) MAC(A3, X1, KT) MAC(A4, X2, KT)                                  \
-    KL(48) MAC(A3, X0, KT) MAC(A4, X1, KT)                                                  \
-    KL(64) MAC(A4, X0, KT)                                                                  \
-    KL(80) MAC(A0, X4, KT)                                                                  \
-    KL(96) MAC(A0, X3, KT) MAC(A1, X4, KT)                                                  \
-    KL(112) MAC(A0, X2, KT) MAC(A1, X3, KT) MAC(A2, X4, KT)                                 \
-    KL(128) MAC(A0, X1, KT) MAC(A1, X2, KT) MAC(A2, X3, KT) MAC(A3, X4, KT)
+/* The coefficients of set s for the steady groups, and for the last group with lane 1's
+ * doubleword replaced by its own powers. */
+#define COEF_STEADY(s) "vlm %%v23,%%v31," STR(s) "(%[tab])\n\t"
+#define LANE1(reg, at) "vleg %%v" #reg "," STR(at) "(%[tab]),1\n\t"
+#define COEF_LAST(s, at)                                                                  \
+    COEF_STEADY(s)                                                                        \
+    LANE1(23, at) LANE1(24, at + 8) LANE1(25, at + 16) LANE1(26, at + 24)                 \
+    LANE1(27, at + 32) LANE1(28, at + 40) LANE1(29, at + 48) LANE1(30, at + 56)           \
+    LANE1(31, at + 64)
+
+/* One group of 8 blocks at %[in]: set 0 (blocks 0-3, H added) and set 1 (blocks 4-7). */
+#define GROUP(coef0, coef1)                                                               \
+    coef0                                                                                 \
+    "vlm %%v10,%%v13,0(%[in])\n\t"                                                        \
+    SPLIT4                                                                                \
+    INSN3("vaf", X0, X0, A0) INSN3("vaf", X1, X1, A1) INSN3("vaf", X2, X2, A2)            \
+    INSN3("vaf", X3, X3, A3) INSN3("vaf", X4, X4, A4)                                     \
+    SET(MUL)                                                                              \
+    coef1                                                                                 \
+    "vlm %%v10,%%v13,64(%[in])\n\t"                                                       \
+    SPLIT4                                                                                \
+    SET(MAC)
 
 /*
  * Bounds. Between groups every limb of H is below 2^26 but H1 and H4, below 2^26 +
@@ -247,17 +279,16 @@ static void compute_powers(poly1305_state *st)
  * outgrow its lane broke the Linux AVX2 code, 678cce40; every lane here keeps 3.6 bits.)
  */
 #define CARRY                                                                             \
-    "vgmg " V(KT) ",38,63\n\t"                                                            \
     "vesrlg " V(T0) "," V(A3) ",26\n\t" "vesrlg " V(T1) "," V(A0) ",26\n\t"               \
-    INSN3("vn", A3, A3, KT) INSN3("vn", A0, A0, KT)                                       \
+    INSN3("vn", A3, A3, M26D) INSN3("vn", A0, A0, M26D)                                   \
     INSN3("vag", A4, A4, T0) INSN3("vag", A1, A1, T1)                                     \
     "vesrlg " V(T0) "," V(A4) ",26\n\t" "vesrlg " V(T1) "," V(A1) ",26\n\t"               \
-    INSN3("vn", A4, A4, KT) INSN3("vn", A1, A1, KT)                                       \
+    INSN3("vn", A4, A4, M26D) INSN3("vn", A1, A1, M26D)                                   \
     INSN3("vag", A0, A0, T0) INSN3("vag", A2, A2, T1)                                     \
     "veslg " V(T0) "," V(T0) ",2\n\t" "vesrlg " V(T1) "," V(A2) ",26\n\t"                 \
-    INSN3("vn", A2, A2, KT) INSN3("vag", A0, A0, T0) INSN3("vag", A3, A3, T1)             \
+    INSN3("vn", A2, A2, M26D) INSN3("vag", A0, A0, T0) INSN3("vag", A3, A3, T1)           \
     "vesrlg " V(T0) "," V(A0) ",26\n\t" "vesrlg " V(T1) "," V(A3) ",26\n\t"               \
-    INSN3("vn", A0, A0, KT) INSN3("vn", A3, A3, KT)                                       \
+    INSN3("vn", A0, A0, M26D) INSN3("vn", A3, A3, M26D)                                   \
     INSN3("vag", A1, A1, T0) INSN3("vag", A4, A4, T1)
 
 /* Byte patterns of SPLIT4: limb (0, 1), (2, 3) and 4 words of the first source, then of
@@ -276,7 +307,6 @@ static __attribute__((noinline)) void vx_blocks(const poly1305_state *st, uint64
     const uint8_t *tab = st->opaque + P64_VEC_OFFSET;
     const uint32_t pad = padbit << 24;
     uint64_t l[5], sums[5][2];
-    const uint8_t *b1;
 
     split26(l, h[0], h[1], h[2]);
     __asm__ volatile(
@@ -290,38 +320,17 @@ static __attribute__((noinline)) void vx_blocks(const poly1305_state *st, uint64
         "vgmf %%v19,6,31\n\t"
         "vgmf %%v20,8,31\n\t"
         "vlrepf %%v21,%[pad]\n\t"
-        /* set 0 of the steady groups: [r^6 r^8] in both lanes */
-        "vlrepg %%v23,0(%[tab])\n\t"
-        "vlrepg %%v24,16(%[tab])\n\t"
-        "vlrepg %%v25,32(%[tab])\n\t"
-        "vlrepg %%v26,48(%[tab])\n\t"
-        "vlrepg %%v27,64(%[tab])\n\t"
-        "vlrepg %%v28,80(%[tab])\n\t"
-        "vlrepg %%v29,96(%[tab])\n\t"
-        "vlrepg %%v30,112(%[tab])\n\t"
-        "vlrepg %%v31,128(%[tab])\n\t"
-        "la %[b1],288(%[tab])\n\t"
-        "cgijne %[ng],1,0f\n"
+        "vgmg %%v22,38,63\n\t"
+        "cgije %[ng],1,1f\n"
+        "0:\n\t"
+        GROUP(COEF_STEADY(0), COEF_STEADY(144))
+        "la %[in],128(%[in])\n\t"
+        "aghi %[ng],-1\n\t"
+        CARRY
+        "cgijne %[ng],1,0b\n"
         "1:\n\t"
         /* the last group: lane 1 takes r^7 r^5 r^3 r^1 */
-        "vlm %%v23,%%v31,0(%[tab])\n\t"
-        "la %[b1],144(%[tab])\n"
-        "0:\n\t"
-        "vlm %%v10,%%v13,0(%[in])\n\t"
-        SPLIT4
-        INSN3("vaf", X0, X0, A0) INSN3("vaf", X1, X1, A1) INSN3("vaf", X2, X2, A2)
-        INSN3("vaf", X3, X3, A3) INSN3("vaf", X4, X4, A4)
-        SET0
-        "vlm %%v10,%%v13,64(%[in])\n\t"
-        SPLIT4
-        SET1
-        "la %[in],128(%[in])\n\t"
-        "brctg %[ng],2f\n\t"
-        "j 3f\n"
-        "2:\n\t"
-        CARRY
-        "cgijne %[ng],1,0b\n\t"
-        "j 1b\n"
+        GROUP(COEF_LAST(0, 288), COEF_LAST(144, 360))
         "3:\n\t"
         /* h = H0 + H1: the two lanes of each column summed (below 2^61.4) */
         "vzero %%v14\n\t"
@@ -331,7 +340,7 @@ static __attribute__((noinline)) void vx_blocks(const poly1305_state *st, uint64
         "vsumqg %%v3,%%v3,%%v14\n\t"
         "vsumqg %%v4,%%v4,%%v14\n\t"
         "vstm %%v0,%%v4,%[sums]"
-        : [in] "+&a"(in), [ng] "+&d"(ng), [b1] "=&a"(b1), [sums] "=Q"(sums)
+        : [in] "+&a"(in), [ng] "+&d"(ng), [sums] "=Q"(sums)
         : [l] "a"(l), [pat] "a"(split_patterns), [tab] "a"(tab), [pad] "R"(pad)
         : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10",
           "v11", "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
