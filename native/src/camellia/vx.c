@@ -1,4 +1,4 @@
-/* Camellia ECB, z13 vector facility: 16 blocks byte-sliced into 16 vectors, S-boxes by GF(2^4)-tower inversion in 16-entry vperm tables with Camellia's affine maps folded in, FL/FL^-1 byte-sliced; constant time (RFC 3713 2.3-2.4). */
+/* Camellia ECB, z13 vector facility: 16 blocks byte-sliced into 16 vectors, S-boxes by GF(2^4)-tower inversion in 16-entry vperm tables with Camellia's affine maps folded in, FL/FL^-1 byte-sliced; short inputs and tails four blocks at a time, two halves per vector; constant time (RFC 3713 2.3-2.4). */
 #if !defined(__s390x__) || !defined(__VX__) || !defined(__VEC__)
 #error "camellia/vx.c needs -march=z13 -mzvector (ISA_FLAGS_vx in native/Makefile)"
 #endif
@@ -10,6 +10,10 @@
 #include "camellia/camellia.h"
 
 typedef __vector unsigned char v8;
+
+#ifndef AC_INLINE
+#define AC_INLINE static inline __attribute__((always_inline))
+#endif
 
 /*
  * The S-box without AES instructions. s1 is affine-equivalent to inversion in GF(2^8)
@@ -327,18 +331,162 @@ static inline __attribute__((always_inline)) void camellia16(const sched *sv, ui
 #undef EXPAND
 #undef PIN
 
+/*
+ * Four blocks, for short inputs and tails, where 16 lanes would mostly compute nothing:
+ * each vector holds the same half of two blocks, one 64-bit half per doubleword (from
+ * the blocks by vpdi, no transpose). Within a half, byte p is the RFC's x(p+1), so one
+ * S-box pass covers every byte position, the s4 bytes rotated on the way in and the s2,
+ * s3 bytes on the way out by per-byte rotates (verllv). P is the 4-layer network of
+ * power8.c, each layer half the bytes XORed with a permutation of the other half
+ * (vperm with zero for the bytes that stay), then the output order. 20 instructions a
+ * byte against the 16-block path's 16.2, but for 4 blocks where that pays for 16.
+ */
+static const uint8_t quad_tables[7][16] __attribute__((aligned(16))) = {
+    /* per-byte left rotates: the s4 inputs (x4, x7), the s2 (x2, x5) and s3 (x3, x6)
+     * outputs */
+    {0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0},
+    {0, 1, 7, 0, 1, 7, 0, 0, 0, 1, 7, 0, 1, 7, 0, 0},
+    /* P, power8.c's layers t0^=t5 t1^=t6 t2^=t7 t3^=t4 | t4^=t2 t5^=t3 t6^=t0 t7^=t1 |
+     * t0^=t7 t1^=t4 t2^=t5 t3^=t6 | t4^=t3 t5^=t0 t6^=t1 t7^=t2 (16: a zero byte), then
+     * y1..y4 = t4..t7 and y5..y8 = t0..t3 */
+    {5, 6, 7, 4, 16, 16, 16, 16, 13, 14, 15, 12, 16, 16, 16, 16},
+    {16, 16, 16, 16, 2, 3, 0, 1, 16, 16, 16, 16, 10, 11, 8, 9},
+    {7, 4, 5, 6, 16, 16, 16, 16, 15, 12, 13, 14, 16, 16, 16, 16},
+    {16, 16, 16, 16, 3, 0, 1, 2, 16, 16, 16, 16, 11, 8, 9, 10},
+    {4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11},
+};
+
+typedef __vector unsigned int v32q;
+typedef __vector unsigned long long v64q;
+
+typedef struct {
+    v8 in_lo, in_hi, inv, inva, out_u, out_c, out_t, nib, zero;
+    v8 rot_in, rot_out, p1, p2, p3, p4, swap;
+} quad_consts;
+
+AC_INLINE v8 quad_sbox(const quad_consts *c, v8 x)
+{
+    x = vec_rl(x, c->rot_in);
+    v8 v = vec_perm(c->in_lo, c->in_lo, x) ^ vec_perm(c->in_hi, c->in_hi, x >> 4);
+    v8 i = v >> 4, k = v & c->nib;
+    v8 ak = vec_perm(c->inva, c->inva, k), j = i ^ k;
+    v8 io = vec_perm(c->inv, c->zero, vec_perm(c->inv, c->inv, i) ^ ak) ^ j;
+    v8 jo = vec_perm(c->inv, c->zero, vec_perm(c->inv, c->inv, j) ^ ak) ^ i;
+    v8 z = vec_perm(c->out_u, c->out_c, io) ^ vec_perm(c->out_t, c->zero, jo);
+    return vec_rl(z, c->rot_out);
+}
+
+/* d ^= F(s, k) for two blocks' halves at once. */
+AC_INLINE v8 quad_f(const quad_consts *c, v8 s, const uint64_t *k)
+{
+    v8 t = quad_sbox(c, s ^ (v8)vec_splats((unsigned long long)*k));
+    t ^= vec_perm(t, c->zero, c->p1);
+    t ^= vec_perm(t, c->zero, c->p2);
+    t ^= vec_perm(t, c->zero, c->p3);
+    t ^= vec_perm(t, c->zero, c->p4);
+    return vec_perm(t, t, c->swap);
+}
+
+/* Section 2.4.2 on halves [x1 x2 | x1 x2] (32-bit words), KE = [kl kr | kl kr]:
+ * FL x2 ^= (x1 & kl) <<< 1, x1 ^= x2 | kr; FLINV the same steps the other way round.
+ * verllg by 32 swaps the words of a doubleword. */
+AC_INLINE v8 quad_fl_left(v8 h, v8 ke)
+{
+    const v64q lo = {0xffffffffu, 0xffffffffu};
+    v64q t = (v64q)vec_rli((v32q)(h & ke), 1);
+    return h ^ (v8)(vec_rli(t, 32) & lo);
+}
+
+AC_INLINE v8 quad_fl_right(v8 h, v8 ke)
+{
+    const v64q hi = {0xffffffff00000000u, 0xffffffff00000000u};
+    return h ^ (v8)(vec_rli((v64q)(h | ke), 32) & hi);
+}
+
+/* Four blocks in to out (out == in allowed). */
+static void camellia4(const sched *sv, uint8_t *out, const uint8_t *in)
+{
+    const quad_consts cs = {
+        IN_LO, IN_HI, INV, INVA, OUT1_U, OUT1_C, OUT1_T, SPLAT(15), SPLAT(0),
+        vec_xl(0, quad_tables[0]), vec_xl(0, quad_tables[1]), vec_xl(0, quad_tables[2]),
+        vec_xl(0, quad_tables[3]), vec_xl(0, quad_tables[4]), vec_xl(0, quad_tables[5]),
+        vec_xl(0, quad_tables[6]),
+    };
+    const quad_consts *c = &cs;
+    const uint64_t *kp = sv->k;
+    v64q b0 = (v64q)vec_xl(0, in), b1 = (v64q)vec_xl(16, in);
+    v64q b2 = (v64q)vec_xl(32, in), b3 = (v64q)vec_xl(48, in);
+    /* D1 of blocks 0, 1 and 2, 3; D2 likewise */
+    v8 d1a = (v8)vec_permi(b0, b1, 0), d1b = (v8)vec_permi(b2, b3, 0);
+    v8 d2a = (v8)vec_permi(b0, b1, 3), d2b = (v8)vec_permi(b2, b3, 3);
+#define KEY(p) ((v8)vec_splats((unsigned long long)*(p)))
+
+    d1a ^= KEY(kp);
+    d1b ^= KEY(kp);
+    d2a ^= KEY(kp + 1);
+    d2b ^= KEY(kp + 1);
+    kp += 2;
+    for (unsigned g = 0; g < sv->groups; g++) {
+        if (g > 0) {
+            v8 ke1 = KEY(kp), ke2 = KEY(kp + 1);
+            d1a = quad_fl_right(quad_fl_left(d1a, ke1), ke1);
+            d1b = quad_fl_right(quad_fl_left(d1b, ke1), ke1);
+            d2a = quad_fl_left(quad_fl_right(d2a, ke2), ke2);
+            d2b = quad_fl_left(quad_fl_right(d2b, ke2), ke2);
+            kp += 2;
+        }
+        for (int r = 0; r < 3; r++) {
+            d2a ^= quad_f(c, d1a, kp);
+            d2b ^= quad_f(c, d1b, kp);
+            d1a ^= quad_f(c, d2a, kp + 1);
+            d1b ^= quad_f(c, d2b, kp + 1);
+            kp += 2;
+        }
+    }
+    d2a ^= KEY(kp);
+    d2b ^= KEY(kp);
+    d1a ^= KEY(kp + 1);
+    d1b ^= KEY(kp + 1);
+#undef KEY
+    /* The output block is D2 || D1. */
+    vec_xst((v8)vec_permi((v64q)d2a, (v64q)d1a, 0), 0, out);
+    vec_xst((v8)vec_permi((v64q)d2a, (v64q)d1a, 3), 16, out);
+    vec_xst((v8)vec_permi((v64q)d2b, (v64q)d1b, 0), 32, out);
+    vec_xst((v8)vec_permi((v64q)d2b, (v64q)d1b, 3), 48, out);
+}
+
 static void batch16(const void *schedule, uint8_t *out, const uint8_t *in)
 {
     camellia16((const sched *)schedule, out, in);
 }
 
+/* 1-12 blocks as groups of four, the last one padded through a buffer. */
+static void quads(const sched *sv, uint8_t *out, const uint8_t *in, size_t nblocks)
+{
+    uint8_t buf[64];
+
+    for (; nblocks >= 4; nblocks -= 4, in += 64, out += 64)
+        camellia4(sv, out, in);
+    if (nblocks) {
+        memset(buf, 0, sizeof buf);
+        memcpy(buf, in, 16 * nblocks);
+        camellia4(sv, buf, buf);
+        memcpy(out, buf, 16 * nblocks);
+        ac_wipe(buf, sizeof buf);
+    }
+}
+
 static void camellia_vx(const camellia_subkeys *ks, int decrypt, uint8_t *out,
                         const uint8_t *in, size_t nblocks)
 {
+    /* Up to 12 left over, groups of four cost less than one 16-block batch (1290
+     * instructions each against 4140). */
+    const size_t rest = nblocks % 16 <= 12 ? nblocks % 16 : 0;
     sched sv;
 
     build_schedule(&sv, ks, decrypt);
-    ac_camellia_batches16(batch16, &sv, out, in, nblocks);
+    ac_camellia_batches16(batch16, &sv, out, in, nblocks - rest);
+    quads(&sv, out + 16 * (nblocks - rest), in + 16 * (nblocks - rest), rest);
     ac_wipe(&sv, sizeof sv);
 }
 

@@ -28,7 +28,9 @@ _Static_assert(VX_GATHER % 16 == 0 && VX_GATHER <= AC_POLY1305_GATHER_MAX &&
 
 #define M26 0x3ffffffu
 
+#ifndef AC_INLINE
 #define AC_INLINE static inline __attribute__((always_inline))
+#endif
 
 /*
  * The algorithm. A vector of four 32-bit elements e0 e1 e2 e3 is two 64-bit lanes,
