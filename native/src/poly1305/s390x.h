@@ -174,4 +174,46 @@ static inline void s390x_finish(poly1305_state *st, uint8_t tag[16])
             : "cc");
 }
 
+/* A vector kernel's part of a call (poly1305/vx.c, vxe.c): whole groups of blocks, h from
+ * the state and back, the table of powers built on the first vector call for a key. The
+ * kernel wraps it in a function of its own, out of line, so that the scalar path of a
+ * short call saves no registers for it. */
+typedef void s390x_vec_blocks_fn(const poly1305_state *st, uint64_t h[3], const uint8_t *in,
+                                 size_t ng, uint32_t padbit);
+typedef void s390x_vec_call_fn(poly1305_state *st, const uint8_t *in, size_t ng,
+                               uint32_t padbit);
+
+static inline __attribute__((always_inline)) void
+s390x_vec_call(poly1305_state *st, const uint8_t *in, size_t ng, uint32_t padbit,
+               void (*powers)(poly1305_state *), s390x_vec_blocks_fn *vec_blocks)
+{
+    uint64_t h[3] = {s390x_get(st, S390X_H(0)), s390x_get(st, S390X_H(1)),
+                     s390x_get(st, S390X_H(2))};
+
+    if (!s390x_get(st, offsetof(p64_head, powers)))
+        powers(st);
+    vec_blocks(st, h, in, ng, padbit);
+    s390x_put(st, S390X_H(0), h[0]);
+    s390x_put(st, S390X_H(1), h[1]);
+    s390x_put(st, S390X_H(2), h[2]);
+}
+
+/* The kernel contract's `blocks`: the vector path in groups of `group` blocks from `min`
+ * blocks on (from `first` while the table of powers is still to be built), the rest
+ * scalar. */
+static inline __attribute__((always_inline)) void
+s390x_dispatch(poly1305_state *st, const uint8_t *in, size_t len, uint32_t padbit, size_t group,
+               size_t min, size_t first, s390x_vec_call_fn *vec_call)
+{
+    size_t nb = len / 16;
+
+    if (nb >= min && (nb >= first || s390x_get(st, offsetof(p64_head, powers)))) {
+        vec_call(st, in, nb / group, padbit);
+        in += 16 * group * (nb / group);
+        nb %= group;
+    }
+    if (nb > 0)
+        s390x_blocks_call(st, in, nb, padbit);
+}
+
 #endif

@@ -378,35 +378,16 @@ static void poly1305_vx_init(poly1305_state *st, const uint8_t key[32])
     s390x_init(st, key);
 }
 
-/* The vector part of a call: whole groups of 8 blocks, h from the state and back. Out
- * of line, so that the scalar path of a short call saves no registers for it. */
-static __attribute__((noinline)) void vx_call(poly1305_state *st, const uint8_t *in, size_t ng,
-                                              uint32_t padbit)
+static __attribute__((noinline)) void vx_call(poly1305_state *st, const uint8_t *in,
+                                              size_t ng, uint32_t padbit)
 {
-    uint64_t h[3] = {s390x_get(st, S390X_H(0)), s390x_get(st, S390X_H(1)),
-                     s390x_get(st, S390X_H(2))};
-
-    if (!s390x_get(st, offsetof(p64_head, powers)))
-        compute_powers(st);
-    vx_blocks(st, h, in, ng, padbit);
-    s390x_put(st, S390X_H(0), h[0]);
-    s390x_put(st, S390X_H(1), h[1]);
-    s390x_put(st, S390X_H(2), h[2]);
+    s390x_vec_call(st, in, ng, padbit, compute_powers, vx_blocks);
 }
 
 static void poly1305_vx_blocks(poly1305_state *st, const uint8_t *in, size_t len,
                                uint32_t padbit)
 {
-    size_t nb = len / 16;
-
-    if (nb >= VX_MIN_BLOCKS &&
-        (nb >= VX_MIN_BLOCKS_FIRST || s390x_get(st, offsetof(p64_head, powers)))) {
-        vx_call(st, in, nb / 8, padbit);
-        in += 128 * (nb / 8);
-        nb %= 8;
-    }
-    if (nb > 0)
-        s390x_blocks_call(st, in, nb, padbit);
+    s390x_dispatch(st, in, len, padbit, 8, VX_MIN_BLOCKS, VX_MIN_BLOCKS_FIRST, vx_call);
 }
 
 static void poly1305_vx_finish(poly1305_state *st, uint8_t tag[16])
