@@ -65,3 +65,13 @@ lint: setup
 clean:
 	$(MAKE) -C native clean
 	rm -rf build *.egg-info service/*.egg-info
+
+# The HTTP service side by side with a plain FastAPI + pyca/cryptography app
+# (bench/service/): both under uvicorn on loopback, one worker then two, answers compared,
+# wrk on identical bodies 64 B .. 1 MiB (JSON, octet-stream, batches); rewrites the
+# service section of BENCHMARKS.md (~7 min; needs Debian's wrk, which setup installs).
+# BENCH_SERVICE_ARGS=--quick for a one-minute trial.
+.PHONY: bench-service
+BENCH_SERVICE_ARGS ?=
+bench-service: setup
+	$(PY) bench/service/run.py --write BENCHMARKS.md --command 'make bench-service' $(BENCH_SERVICE_ARGS)

@@ -23,6 +23,33 @@ typedef enum {
     ARCHCRYPT_SHA512 = 3
 } archcrypt_hash_id;
 
+/* Sizes in bytes, in one block: the Python layer reads them from here (lib.ARCHCRYPT_*). */
+enum {
+    ARCHCRYPT_CHACHA20_KEY_SIZE = 32,
+    ARCHCRYPT_CHACHA20_NONCE_SIZE = 12,            /* RFC 8439: 96-bit nonce, 32-bit counter */
+    ARCHCRYPT_HCHACHA20_NONCE_SIZE = 16,
+    ARCHCRYPT_HCHACHA20_OUTPUT_SIZE = 32,
+    ARCHCRYPT_CHACHA20_BLOCK_SIZE = 64,
+    ARCHCRYPT_AEAD_KEY_SIZE = 32,
+    ARCHCRYPT_AEAD_TAG_SIZE = 16,
+    ARCHCRYPT_CHACHA20POLY1305_NONCE_SIZE = 12,
+    ARCHCRYPT_XCHACHA20POLY1305_NONCE_SIZE = 24,
+    ARCHCRYPT_POLY1305_KEY_SIZE = 32,
+    ARCHCRYPT_POLY1305_TAG_SIZE = 16,
+    ARCHCRYPT_SHA224_DIGEST_SIZE = 28,
+    ARCHCRYPT_SHA256_DIGEST_SIZE = 32,
+    ARCHCRYPT_SHA384_DIGEST_SIZE = 48,
+    ARCHCRYPT_SHA512_DIGEST_SIZE = 64,
+    ARCHCRYPT_SHA224_BLOCK_SIZE = 64,
+    ARCHCRYPT_SHA256_BLOCK_SIZE = 64,
+    ARCHCRYPT_SHA384_BLOCK_SIZE = 128,
+    ARCHCRYPT_SHA512_BLOCK_SIZE = 128,
+    ARCHCRYPT_CAMELLIA128_KEY_SIZE = 16,
+    ARCHCRYPT_CAMELLIA192_KEY_SIZE = 24,
+    ARCHCRYPT_CAMELLIA256_KEY_SIZE = 32,
+    ARCHCRYPT_CAMELLIA_BLOCK_SIZE = 16
+};
+
 /* ---- library state ------------------------------------------------------ */
 
 /* Detect CPU features, apply ARCHCRYPT_DISABLE_CPU_FEATURES and ARCHCRYPT_FORCE,
@@ -153,6 +180,11 @@ int archcrypt_camellia_ecb_encrypt(const archcrypt_camellia_key *key, uint8_t *o
                                    const uint8_t *in, size_t len);
 int archcrypt_camellia_ecb_decrypt(const archcrypt_camellia_key *key, uint8_t *out,
                                    const uint8_t *in, size_t len);
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* Zero len bytes at buf in a way the compiler cannot drop (for buffers a binding reuses). */
+void archcrypt_wipe(void *buf, size_t len);
 
 /* ---- measurement -------------------------------------------------------- */
 
