@@ -23,23 +23,25 @@ test-native test-service test-cross: setup
 selftest:
 	$(MAKE) -C native check
 
-# archcrypt vs OpenSSL, libsodium, libgcrypt (C) and pyca/cryptography, hashlib (Python),
-# side by side in one run (~4 min; installs the peers' -dev packages when root).
-# bench-md also rewrites BENCHMARKS.md. Per-row tables without peers: `make -C native
-# bench-run`, `archcrypt bench`.
+# The benchmarks (one tree, bench/; README "Benchmarks"). archcrypt vs OpenSSL, libsodium,
+# libgcrypt (C) and pyca/cryptography, hashlib (Python), side by side in one run (~4 min;
+# installs the peers' -dev packages when root). bench-md also rewrites BENCHMARKS.md.
+# Per-row tables without peers: `make -C native bench-run`, `archcrypt bench`.
 bench: setup
-	PY=$(PY) BENCH_COMMAND='make bench' scripts/bench-peers.sh
+	PY=$(PY) BENCH_COMMAND='make bench' bench/run.sh
 
 bench-md: setup
-	PY=$(PY) BENCH_COMMAND='make bench-md' scripts/bench-peers.sh --write BENCHMARKS.md
+	PY=$(PY) BENCH_COMMAND='make bench-md' bench/run.sh --write BENCHMARKS.md
 
-# ppc64le instructions per byte under qemu (POWER8/9/10): archcrypt against Debian's ppc64el
-# libgcrypt, OpenSSL, libsodium and Go's x/crypto; rewrites that section of BENCHMARKS.md
-# (~20 min; installs qemu-user, golang and the plugin's sources when root). Not a test.
+# Instructions per byte under qemu (INSN_ARCH: ppc64le, POWER8/9/10): archcrypt against
+# Debian's libgcrypt, OpenSSL, libsodium for that arch and Go's x/crypto; rewrites that
+# section of BENCHMARKS.md (~20 min; installs qemu-user, golang and the plugin's sources
+# when root). Not a test.
+INSN_ARCH ?= ppc64le
 .PHONY: bench-insn
 bench-insn:
-	bench/insn/setup.sh
-	python3 bench/insn/run.py --write BENCHMARKS.md
+	bench/insn/setup.sh $(INSN_ARCH)
+	python3 bench/insn/run.py --arch $(INSN_ARCH) --write BENCHMARKS.md
 
 # The multi-arch image with buildah (no Docker engine needed): one manifest list for
 # linux/amd64, arm64, ppc64le and s390x. BASE_IMAGE/BUILDER_IMAGE override the official

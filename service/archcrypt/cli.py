@@ -316,7 +316,7 @@ def bench(
 
     Each cell forces one implementation on this thread (crypto.use_implementation) and calls
     the facade for at least --min-time seconds. Small sizes measure the Python call path as
-    much as the kernel; native/bench is the kernel-only number.
+    much as the kernel; bench/c/bench.c (`make -C native bench-run`) is the kernel-only number.
     """
     if compare_files and plot_file is None:
         raise click.BadParameter("needs --plot", param_hint="--compare")

@@ -28,7 +28,7 @@ static void chacha20_poly1305(direction dir, uint8_t *out, uint8_t tag[16],
                               const uint32_t key[8], const uint32_t nonce[3])
 {
     /* Looked up once: every chunk of this message uses the same pair. */
-    const chacha20_kernel *cipher = ac_chacha20_kernel(len);
+    const chacha20_kernel *cipher = ac_chacha20_kernel();
     const poly1305_kernel *poly = ac_poly1305_kernel();
     uint8_t otk[32] = {0};
     uint8_t lengths[16];

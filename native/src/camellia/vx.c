@@ -11,10 +11,6 @@
 
 typedef __vector unsigned char v8;
 
-#ifndef AC_INLINE
-#define AC_INLINE static inline __attribute__((always_inline))
-#endif
-
 /*
  * The S-box without AES instructions. s1 is affine-equivalent to inversion in GF(2^8)
  * (camellia/power8.c: s1 = post(aes_sbox(pre(x)))), and inversion in GF(2^8) is a few

@@ -46,7 +46,6 @@
 #include "camellia/camellia.h"
 
 #define AC_ALIGN32 __attribute__((aligned(32)))
-#define AC_AI static inline __attribute__((always_inline))
 
 /* A 16-entry table as x86 vpshufb wants it (entry 0 first), repeated for both lanes. */
 #define TABLE(...) {__VA_ARGS__, __VA_ARGS__}
@@ -107,26 +106,26 @@ typedef struct {
     unsigned rounds;       /* 18 or 24 */
 } camellia_x86_keys;
 
-AC_AI __m256i cload(unsigned idx)
+AC_INLINE __m256i cload(unsigned idx)
 {
     return _mm256_load_si256((const __m256i *)(const void *)camellia_x86_consts[idx]);
 }
 
 /* Bytes j and j + 1 (RFC order: 0 the most significant) of the 64-bit subkeys in the
  * qwords of kq, broadcast over lane 0 and lane 1 respectively. */
-AC_AI __m256i bcast_pair(__m256i kq, unsigned j)
+AC_INLINE __m256i bcast_pair(__m256i kq, unsigned j)
 {
     return _mm256_shuffle_epi8(kq, _mm256_setr_m128i(_mm_set1_epi8((char)(7 - j)),
                                                      _mm_set1_epi8((char)(6 - j))));
 }
 
-AC_AI void store_pair(__m128i *p, __m256i v)
+AC_INLINE void store_pair(__m128i *p, __m256i v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, v);
 }
 
 /* pre(k) ^ pre(0): the linear part of a pre map, on every byte of kq. */
-AC_AI __m256i pre_linear(__m256i kq, unsigned hi_idx, unsigned lo_idx)
+AC_INLINE __m256i pre_linear(__m256i kq, unsigned hi_idx, unsigned lo_idx)
 {
     const __m256i m = cload(C_MASK0F), hi = cload(hi_idx), lo = cload(lo_idx);
     __m256i v = _mm256_xor_si256(_mm256_shuffle_epi8(lo, _mm256_and_si256(kq, m)),
@@ -182,26 +181,12 @@ static void camellia_x86_build_keys(camellia_x86_keys *kt, const camellia_subkey
 #undef KE
 }
 
-/* Zero n bytes (a multiple of 32, 32-byte aligned) with ymm stores; libc's memset costs
- * several times more on these sizes. The barrier in the loop keeps the compiler from
- * turning it back into a memset call, the one after it from dropping the stores. */
-static inline void camellia_x86_wipe(void *p, size_t n)
-{
-    __m256i *v = (__m256i *)p;
-
-    for (size_t i = 0; i < n / 32; i++) {
-        _mm256_store_si256(v + i, _mm256_setzero_si256());
-        __asm__("" : : "r"(v) : "memory");
-    }
-    __asm__ __volatile__("" : : "r"(p) : "memory");
-}
-
 /* Zero the parts of the table this key used. */
 static void camellia_x86_wipe_keys(camellia_x86_keys *kt)
 {
-    camellia_x86_wipe(kt->rk, sizeof kt->rk[0] * kt->rounds);
-    camellia_x86_wipe(kt->fl, sizeof kt->fl[0] * (kt->rounds / 6 - 1));
-    camellia_x86_wipe(kt->kw, sizeof kt->kw);
+    ac_wipe_words(kt->rk, sizeof kt->rk[0] * kt->rounds);
+    ac_wipe_words(kt->fl, sizeof kt->fl[0] * (kt->rounds / 6 - 1));
+    ac_wipe_words(kt->kw, sizeof kt->kw);
 }
 
 /* The batch template, once for xmm and once for ymm. */
@@ -297,13 +282,13 @@ static void camellia_x86_run(const camellia_subkeys *ks, const void *cache, int 
         else
             camellia_x86_batch64(kt, scratch, buf, buf);
         memcpy(out, buf, len);
-        camellia_x86_wipe(buf, padded);
+        ac_wipe_words(buf, padded);
         if (used < padded)
             used = padded;
     }
     if (cache == NULL)
         camellia_x86_wipe_keys(&local);
-    camellia_x86_wipe(scratch, used);
+    ac_wipe_words(scratch, used);
 }
 
 #define CAMELLIA_X86_KERNEL(slug)                                                       \

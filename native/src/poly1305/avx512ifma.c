@@ -20,8 +20,6 @@
 #define M42 0x3ffffffffffull
 
 /* The hot helpers must inline: out of line, gcc passes the limb arrays through memory. */
-#define AC_INLINE static inline __attribute__((always_inline))
-
 /* The vector part of the state, from byte 64: per-lane powers of r in radix 2^44,
  * one zmm per limb. A group of 8 blocks is loaded as two zmm and split with
  * unpacklo/hi, which puts block k of the group in lane LANE_OF_BLOCK[k]; the

@@ -28,10 +28,6 @@ _Static_assert(VX_GATHER % 16 == 0 && VX_GATHER <= AC_POLY1305_GATHER_MAX &&
 
 #define M26 0x3ffffffu
 
-#ifndef AC_INLINE
-#define AC_INLINE static inline __attribute__((always_inline))
-#endif
-
 /*
  * The algorithm. A vector of four 32-bit elements e0 e1 e2 e3 is two 64-bit lanes,
  * (e0, e1) and (e2, e3) (big-endian: e1 and e3 are the low words). vmalef multiplies
@@ -161,8 +157,8 @@ static void compute_powers(poly1305_state *st)
         }
     }
     s390x_put(st, offsetof(p64_head, powers), 1);
-    p64_wipe(&k, sizeof k);
-    p64_wipe(h, sizeof h);
+    ac_wipe_words(&k, sizeof k);
+    ac_wipe_words(h, sizeof h);
 }
 
 /*

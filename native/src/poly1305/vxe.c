@@ -10,10 +10,6 @@
 typedef __vector unsigned long long u64x2;
 typedef __vector unsigned char u8x16;
 
-#ifndef AC_INLINE
-#define AC_INLINE static inline __attribute__((always_inline))
-#endif
-
 /* Calls shorter than this many blocks take the scalar path, break-even points measured
  * in instructions under qemu z14 (bench/insn): a vector group of four blocks costs 69
  * instructions against 128 scalar, and entering and leaving the vector path about three
@@ -92,10 +88,10 @@ static void compute_powers(poly1305_state *st)
         }
     memcpy(tab, &t, sizeof t);
     s390x_put(st, offsetof(p64_head, powers), 1);
-    p64_wipe(&k, sizeof k);
-    p64_wipe(h, sizeof h);
-    p64_wipe(l, sizeof l);
-    p64_wipe(&t, sizeof t);
+    ac_wipe_words(&k, sizeof k);
+    ac_wipe_words(h, sizeof h);
+    ac_wipe_words(l, sizeof l);
+    ac_wipe_words(&t, sizeof t);
 }
 
 AC_INLINE u64x2 ld(const uint8_t *p)
