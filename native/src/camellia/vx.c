@@ -1,6 +1,6 @@
 /* Camellia ECB, z13 vector facility: 16 blocks byte-sliced into 16 vectors, S-boxes by GF(2^4)-tower inversion in 16-entry vperm tables with Camellia's affine maps folded in, FL/FL^-1 byte-sliced; short inputs and tails four blocks at a time, two halves per vector; constant time (RFC 3713 2.3-2.4). */
 #if !defined(__s390x__) || !defined(__VX__) || !defined(__VEC__)
-#error "camellia/vx.c needs -march=z13 -mzvector (ISA_FLAGS_vx in native/Makefile)"
+#error "camellia/vx.c needs -march=z13 -mzvector (ISA_FLAGS_vx in native/isa.mk)"
 #endif
 
 #include <vecintrin.h>

@@ -1,6 +1,6 @@
 /* Poly1305, z13 vector facility: radix 2^26 in two 64-bit lanes, 8 blocks (128 bytes) per iteration as even/odd 32x32 multiply-adds (vmalef/vmalof) against powers of r kept in the state and one carry chain; radix 2^64 with mlgr (poly1305/s390x.h) for short calls and the last 1-7 blocks; h in radix 2^64 between calls, so every call resumes where the last one stopped (RFC 8439 2.5). */
 #if !defined(__s390x__) || !defined(__VX__) || !defined(__VEC__)
-#error "poly1305/vx.c needs -march=z13 -mzvector (ISA_FLAGS_vx in native/Makefile)"
+#error "poly1305/vx.c needs -march=z13 -mzvector (ISA_FLAGS_vx in native/isa.mk)"
 #endif
 
 #include "poly1305/s390x.h"

@@ -1,6 +1,6 @@
 /* SHA-256 through CPACF: KIMD function 2 over whole blocks, reissued while it reports partial completion; the parameter block is the chaining value h itself, big-endian words on s390x (FIPS 180-4 6.2; z/Architecture PoO, COMPUTE INTERMEDIATE MESSAGE DIGEST). */
 #if !defined(__s390x__)
-#error "sha256/cpacf.c is for s390x (ISA_ARCH_cpacf in native/Makefile)"
+#error "sha256/cpacf.c is for s390x (ISA_ARCH_cpacf in native/isa.mk)"
 #endif
 
 #include "cpu/s390x_cpacf.h"

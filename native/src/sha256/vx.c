@@ -1,6 +1,6 @@
 /* SHA-256, z13 vector facility: the message schedule four words at a time in vector registers (verllf, vesrlf, vsldb), W + K to the stack, the 64 rounds in general registers, eight to a loop step so that no variable moves (FIPS 180-4 6.2.2). */
 #if !defined(__s390x__) || !defined(__VX__) || !defined(__VEC__)
-#error "sha256/vx.c needs -march=z13 -mzvector (ISA_FLAGS_vx in native/Makefile)"
+#error "sha256/vx.c needs -march=z13 -mzvector (ISA_FLAGS_vx in native/isa.mk)"
 #endif
 
 #include <vecintrin.h>

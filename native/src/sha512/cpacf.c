@@ -1,6 +1,6 @@
 /* SHA-512 through CPACF: KIMD function 3 over whole blocks, reissued while it reports partial completion (qemu: every 64 blocks); the parameter block is the chaining value h itself, big-endian doublewords on s390x (FIPS 180-4 6.4; z/Architecture PoO, COMPUTE INTERMEDIATE MESSAGE DIGEST). */
 #if !defined(__s390x__)
-#error "sha512/cpacf.c is for s390x (ISA_ARCH_cpacf in native/Makefile)"
+#error "sha512/cpacf.c is for s390x (ISA_ARCH_cpacf in native/isa.mk)"
 #endif
 
 #include "cpu/s390x_cpacf.h"

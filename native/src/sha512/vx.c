@@ -1,6 +1,6 @@
 /* SHA-512, z13 vector facility: the message schedule two doublewords at a time in vector registers (verllg, vesrlg, vsldb), W + K to the stack, the 80 rounds in general registers, eight to a loop step so that no variable moves (FIPS 180-4 6.4.2). */
 #if !defined(__s390x__) || !defined(__VX__) || !defined(__VEC__)
-#error "sha512/vx.c needs -march=z13 -mzvector (ISA_FLAGS_vx in native/Makefile)"
+#error "sha512/vx.c needs -march=z13 -mzvector (ISA_FLAGS_vx in native/isa.mk)"
 #endif
 
 #include <vecintrin.h>
