@@ -33,10 +33,10 @@ bench: setup
 bench-md: setup
 	PY=$(PY) BENCH_COMMAND='make bench-md' bench/run.sh --write BENCHMARKS.md
 
-# Instructions per byte under qemu (INSN_ARCH: ppc64le, POWER8/9/10): archcrypt against
-# Debian's libgcrypt, OpenSSL, libsodium for that arch and Go's x/crypto; rewrites that
-# section of BENCHMARKS.md (~20 min; installs qemu-user, golang and the plugin's sources
-# when root). Not a test.
+# Instructions per byte under qemu (INSN_ARCH: ppc64le, POWER8/9/10; s390x, z13/z14/max):
+# archcrypt against Debian's libgcrypt, OpenSSL, libsodium for that arch and Go's x/crypto;
+# rewrites that section of BENCHMARKS.md (~20 min for ppc64le, ~40 for s390x; installs
+# qemu-user, golang and the plugin's sources when root). Not a test.
 INSN_ARCH ?= ppc64le
 .PHONY: bench-insn
 bench-insn:
