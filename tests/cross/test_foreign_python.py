@@ -76,8 +76,8 @@ class Run:
         return f"{self.arch}-{self.model}"
 
 
-# CPU seconds under qemu-user 7.2 (sum ~240 s, two runs at a time): power9 ~125, power8
-# ~35, power10 ~25, s390x ~20, arm64 ~25, plus ~1.5 each for the dispatch report.
+# CPU seconds under qemu-user 7.2 (sum ~250 s, two runs at a time): power9 ~125, power8
+# ~35, power10 ~25, s390x ~30, arm64 ~25, plus ~1.5 each for the dispatch report.
 RUNS = (
     # POWER9 can run every ppc64le row but chacha20/power10: the whole suite there,
     # property and subprocess (environment configuration) tests included.
