@@ -50,12 +50,17 @@ LABEL org.opencontainers.image.title="archcrypt" \
 COPY --from=builder /opt/archcrypt /opt/archcrypt
 # The packages live outside the interpreter's prefix (the official image's python is in
 # /usr/local, Debian's in /usr); the .pyc are precompiled, nothing is written at run time.
+# Auth on: every operation needs a bearer token; the store (token hashes, never tokens) is
+# mounted at ARCHCRYPT_TOKENS_FILE, and without it the service refuses to start.
+# hadolint ignore=DL3064
 ENV PYTHONPATH=/opt/archcrypt/site \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     HOME=/tmp \
     ARCHCRYPT_HOST=0.0.0.0 \
-    ARCHCRYPT_PORT=8000
+    ARCHCRYPT_PORT=8000 \
+    ARCHCRYPT_AUTH=required \
+    ARCHCRYPT_TOKENS_FILE=/etc/archcrypt/tokens/tokens.json
 # Numeric, so Kubernetes' runAsNonRoot can verify it; no passwd entry is needed.
 USER 10001:10001
 EXPOSE 8000

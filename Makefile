@@ -33,15 +33,16 @@ bench: setup
 bench-md: setup
 	PY=$(PY) BENCH_COMMAND='make bench-md' bench/run.sh --write BENCHMARKS.md
 
-# Instructions per byte under qemu (INSN_ARCH: ppc64le, POWER8/9/10; s390x, z13/z14/max):
-# archcrypt against Debian's libgcrypt, OpenSSL, libsodium for that arch and Go's x/crypto;
-# rewrites that section of BENCHMARKS.md (~20 min for ppc64le, ~40 for s390x; installs
+# Instructions per byte under qemu (bench/insn): archcrypt against Debian's libgcrypt,
+# OpenSSL, libsodium for that arch and Go's x/crypto, on each CPU model that changes a
+# dispatch choice; each rewrites its arch's section of BENCHMARKS.md (~20 min each; installs
 # qemu-user, golang and the plugin's sources when root). Not a test.
-INSN_ARCH ?= ppc64le
-.PHONY: bench-insn
-bench-insn:
-	bench/insn/setup.sh $(INSN_ARCH)
-	python3 bench/insn/run.py --arch $(INSN_ARCH) --write BENCHMARKS.md
+INSN_ARCHES := ppc64le arm64 s390x
+.PHONY: bench-insn $(addprefix bench-insn-,$(INSN_ARCHES))
+bench-insn: $(addprefix bench-insn-,$(INSN_ARCHES))
+$(addprefix bench-insn-,$(INSN_ARCHES)): bench-insn-%:
+	bench/insn/setup.sh $*
+	python3 bench/insn/run.py --arch $* --write BENCHMARKS.md
 
 # The multi-arch image with buildah (no Docker engine needed): one manifest list for
 # linux/amd64, arm64, ppc64le and s390x. BASE_IMAGE/BUILDER_IMAGE override the official

@@ -87,6 +87,17 @@ ARCHES = {
         ("power8", "power9", "power10"),
         (("GOARCH", "ppc64le"), ("GOPPC64", "power8")),
     ),
+    # Go 1.19 has no GOARM64 level: its arm64 port detects the extensions at run time.
+    # max runs SVE at 512 bits unless told otherwise; counted at 128 (Graviton4, Neoverse
+    # V2: the width SVE code meets on servers).
+    "arm64": Arch(
+        "arm64",
+        "aarch64-linux-gnu",
+        "qemu-aarch64",
+        "arm64",
+        ("cortex-a72", "max,sve-default-vector-length=16"),
+        (("GOARCH", "arm64"),),
+    ),
     # z13: the vx rows; z14: Poly1305's vxe (vmslg); max: what qemu emulates in full,
     # CPACF's SHA-512 included (KIMD on every model). Go's s390x port needs z13.
     "s390x": Arch(
@@ -398,8 +409,7 @@ def report(
         "run gets an environment and arguments of the same size.)",
         "",
         f"- **Command:** `{command}` (after `bench/insn/setup.sh {arch.name}`; "
-        f"`make bench-insn{'' if arch.name == 'ppc64le' else ' INSN_ARCH=' + arch.name}` "
-        "runs both)",
+        f"`make bench-insn-{arch.name}` runs both)",
         f"- **Date:** {meta['date']} (took {meta['elapsed']} s)",
         f"- **Tree:** {meta['tree']}",
         f"- **Peers** (Debian 12 {arch.debian} builds, run from a debootstrap tree): "

@@ -164,6 +164,12 @@ int archcrypt_hmac(int hash_id, uint8_t *tag, const uint8_t *key, size_t key_len
 /* 1 when the first tag_len bytes match (tag_len in 1..digest size), 0 otherwise. */
 int archcrypt_hmac_verify(int hash_id, const uint8_t *tag, size_t tag_len,
                           const uint8_t *key, size_t key_len, const uint8_t *msg, size_t len);
+/* n messages under one key: msgs[i] (lens[i] bytes, NULL when 0) into tags + i * digest
+ * size. Same results as n archcrypt_hmac calls; the key is prepared once and a row with
+ * several lanes hashes the messages side by side (as archcrypt_hash_many). Arguments are
+ * checked before anything is written. */
+int archcrypt_hmac_many(int hash_id, const uint8_t *key, size_t key_len, size_t n,
+                        const uint8_t *const *msgs, const size_t *lens, uint8_t *tags);
 archcrypt_hmac_ctx *archcrypt_hmac_new(int hash_id, const uint8_t *key, size_t key_len);
 int archcrypt_hmac_update(archcrypt_hmac_ctx *ctx, const uint8_t *msg, size_t len);
 int archcrypt_hmac_final(archcrypt_hmac_ctx *ctx, uint8_t *tag);

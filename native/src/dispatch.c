@@ -92,7 +92,7 @@ ROW_COUNT_OK(sha512_rows);
 ROW_COUNT_OK(camellia_rows);
 
 static const ac_table tables[AC_ALG_COUNT] = {
-    [AC_ALG_CHACHA20] = TABLE("chacha20", chacha20_rows, ac_kat_chacha20, 0),
+    [AC_ALG_CHACHA20] = TABLE("chacha20", chacha20_rows, ac_kat_chacha20, 1),
     [AC_ALG_POLY1305] = TABLE("poly1305", poly1305_rows, ac_kat_poly1305, 0),
     [AC_ALG_CHACHA20_POLY1305] =
         TABLE("chacha20-poly1305", chacha20_poly1305_rows, ac_kat_chacha20_poly1305, 1),

@@ -31,8 +31,8 @@ typedef enum {
  * archcrypt_<algorithm>_<slug>, the row, the test id and the override value. The features
  * (names of cpu/cpu.c) must include every one of AC_ISA_FEATURES_<slug>. A row with a
  * min_len runs only inputs at least that long; the front sends shorter ones to the next
- * runnable row (only where the front splits by length, `by_length` in dispatch.c: the
- * AEAD today; init refuses a min_len elsewhere). Each includer defines AC_ROW_MIN_LEN
+ * runnable row (only where the front splits by length, `by_length` in dispatch.c: ChaCha20
+ * and the AEAD today; init refuses a min_len elsewhere). Each includer defines AC_ROW_MIN_LEN
  * (externs in <algorithm>.h, the table in dispatch.c) and expands the row only where
  * AC_IF_BUILT(<slug>) says. */
 #define AC_ROW(slug, requires) AC_ROW_MIN_LEN(slug, requires, 0)
@@ -78,9 +78,9 @@ ac_kernel_ref ac_kernel(ac_alg_id alg);
 /* The same for an input of len bytes: past every row whose min_len exceeds it. */
 ac_kernel_ref ac_kernel_for_length(ac_alg_id alg, size_t len);
 
-static inline const struct chacha20_kernel *ac_chacha20_kernel(void)
+static inline const struct chacha20_kernel *ac_chacha20_kernel(size_t len)
 {
-    return ac_kernel(AC_ALG_CHACHA20).chacha20;
+    return ac_kernel_for_length(AC_ALG_CHACHA20, len).chacha20;
 }
 
 static inline const struct poly1305_kernel *ac_poly1305_kernel(void)

@@ -13,6 +13,7 @@ import hmac
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -89,7 +90,8 @@ class Observed:
 def exercise(server: Running) -> Observed:
     """Seal/open (checked against pyca), hash, MAC and ECB (against hashlib/hmac/pyca), then
     the backends report and /metrics."""
-    with httpx.Client(base_url=server.url, timeout=120) as client:
+    auth = {"Authorization": f"Bearer {harness.service_token()}"}
+    with httpx.Client(base_url=server.url, timeout=120, headers=auth) as client:
         key, nonce, aad = os.urandom(32), os.urandom(12), b"header"
         for size in (0, 1, 1000, 70_000):  # 70 kB crosses the thread-offload threshold
             plaintext = os.urandom(size)
@@ -234,6 +236,9 @@ def test_image_configuration(built: dict[str, Instance], arch: str) -> None:
     assert config["Entrypoint"] == ["python3", "-m", "archcrypt"] and config["Cmd"] == ["serve"]
     env = dict(e.split("=", 1) for e in config["Env"])
     assert env["ARCHCRYPT_HOST"] == "0.0.0.0" and env["ARCHCRYPT_PORT"] == "8000"
+    # auth on: tokens from the store a Secret mounts (issue 11)
+    assert env["ARCHCRYPT_AUTH"] == "required"
+    assert env["ARCHCRYPT_TOKENS_FILE"] == f"{harness.IMAGE_TOKENS_DIR}/tokens.json"
     healthcheck = config.get("Healthcheck") or inspect.get("Healthcheck")  # podman: top level
     assert isinstance(healthcheck, dict) and "/livez" in " ".join(healthcheck["Test"])
     labels = config["Labels"]
@@ -305,6 +310,31 @@ def test_amd64_container(built: dict[str, Instance]) -> None:
         assert wrote.returncode != 0 and "Read-only" in wrote.stderr
         health = run("podman", "healthcheck", "run", server.container or "", check=False)
         assert health.returncode == 0, health.stdout + health.stderr
+        # no core file can hold a key: RLIMIT_CORE 0 (archcrypt serve sets it)
+        limits = run("podman", "exec", server.container or "", "cat", "/proc/1/limits").stdout
+        core = next(line for line in limits.splitlines() if line.startswith("Max core file size"))
+        assert core.split()[4:6] == ["0", "0"], core
+        # a token is needed, and a wrong scope is refused
+        unauthenticated = httpx.post(f"{server.url}/v1/hash/sha256", json={"data": "aGk="})
+        assert unauthenticated.status_code == 401
+        assert unauthenticated.headers["content-type"] == "application/problem+json"
+    finally:
+        server.terminate()
+
+
+def test_amd64_container_refuses_to_serve_without_tokens(built: dict[str, Instance]) -> None:
+    server = harness.start_podman(built["amd64"], tokens=False)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            state = run(
+                "podman", "inspect", "--format", "{{.State.Status}}", server.container or ""
+            ).stdout.strip()
+            if state == "exited":
+                break
+            time.sleep(0.5)
+        assert state == "exited", state
+        assert "tokens.json does not exist" in server.logs()
     finally:
         server.terminate()
 

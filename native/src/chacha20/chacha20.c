@@ -7,7 +7,7 @@
 int archcrypt_chacha20_xor(uint8_t *out, const uint8_t *in, size_t len,
                            const uint8_t *key32, const uint8_t *nonce12, uint32_t counter)
 {
-    const chacha20_kernel *k = ac_chacha20_kernel();
+    const chacha20_kernel *k = ac_chacha20_kernel(len);
     uint32_t key[8], nonce[3];
 
     if (!ac_chacha20_len_ok(len, counter))

@@ -40,6 +40,21 @@ static_assert(sizeof(p64_head) == 64, "the Poly1305 head is 64 bytes");
 #define P64_PUT(st, field, src) \
     memcpy((st)->opaque + offsetof(p64_head, field), &(src), sizeof(src))
 
+/* One 64-bit word of the head at byte offset off, read or written alone (P64_GET copies a
+ * whole array field, and gcc 12 takes that through a stack buffer). */
+static inline uint64_t p64_word(const poly1305_state *st, size_t off)
+{
+    uint64_t v;
+
+    memcpy(&v, st->opaque + off, sizeof v);
+    return v;
+}
+
+static inline void p64_set_word(poly1305_state *st, size_t off, uint64_t v)
+{
+    memcpy(st->opaque + off, &v, sizeof v);
+}
+
 /* One 64-bit word of the head, straight from a register. */
 #define P64_PUT_WORD(st, field, i, v)                                                     \
     do {                                                                                  \

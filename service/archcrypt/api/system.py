@@ -40,12 +40,21 @@ class CpuFeatureInfo(ResponseModel):
     state: Literal["present", "absent", "masked"]
 
 
+class AuthInfo(ResponseModel):
+    """How this instance authenticates (guard.AuthPolicy): never which tokens it holds."""
+
+    mode: Literal["tokens", "open-loopback", "disabled"]
+    tokens: int = Field(description="Tokens in the store (0 unless mode is tokens)")
+    warning: str | None = Field(description="Set whenever operations need no token")
+
+
 class BackendsResponse(ResponseModel):
     arch: str
     version: str
     compiler: str
     features: list[CpuFeatureInfo]
     algorithms: list[AlgorithmInfo]
+    auth: AuthInfo
 
 
 class Status(ResponseModel):
@@ -53,10 +62,13 @@ class Status(ResponseModel):
 
 
 @router.get("/v1/backends")
-async def backends(state: State) -> BackendsResponse:
-    """The CPU's features and, per algorithm, the chosen implementation and every other one."""
+async def backends(state: State, request: Request) -> BackendsResponse:
+    """The CPU's features and, per algorithm, the chosen implementation and every other one;
+    and how this instance authenticates."""
     report = crypto.backends()
+    auth = AuthInfo(**request.app.state.archcrypt_security.policy.describe())
     return BackendsResponse(
+        auth=auth,
         arch=report.arch,
         version=report.version,
         compiler=report.compiler,

@@ -93,9 +93,10 @@ def digest(algorithm: str, data: BytesLike) -> bytes:
 def digest_many(algorithm: str, messages: Sequence[BytesLike]) -> list[bytes]:
     """One-shot hashes of many independent messages in one C call, in order.
 
-    The same digests as [digest(algorithm, m) for m in messages]; a SHA-256/224 row with
-    several lanes (sha_ni: two chains, avx2: eight) hashes the messages side by side,
-    about twice the throughput of one at a time. Inputs are passed without copying.
+    The same digests as [digest(algorithm, m) for m in messages]; a row with several
+    lanes (SHA-256/224: sha_ni two chains, avx2 eight, sha_ni_avx512 sixteen; SHA-512/384:
+    avx512 eight) hashes the messages side by side, about twice the throughput of one at
+    a time or more. Inputs are passed without copying.
     """
     hid = hash_id(algorithm)
     init()
