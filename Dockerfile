@@ -8,8 +8,10 @@
 # The builder stage always runs on the build machine (BUILDPLATFORM) and cross-compiles for
 # TARGETARCH: the C library with Debian's cross gcc (never -march=native: the runtime
 # dispatcher picks the kernel on each node), the cffi extension against the target's Python
-# headers, and the target's manylinux wheels fetched with pip --platform. The runtime stage
-# only COPYs, so a four-platform build needs no emulation.
+# headers (native/build_ffi.py's recipe, the one pip install and the tests use), the
+# target's manylinux wheels fetched with pip --platform, and those PyPI has no wheel of for
+# the target (httptools, uvloop) cross-built from their sdists. The runtime stage only
+# COPYs, so a four-platform build needs no emulation.
 
 ARG PYTHON_VERSION=3.11
 # The runtime base; any Debian-family image with python3 on PATH (the official slim image
@@ -27,7 +29,7 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 WORKDIR /src
 COPY scripts/cross-build.sh scripts/
 RUN scripts/cross-build.sh toolchain
-COPY scripts/target-requirements.py scripts/
+COPY scripts/target-requirements.py scripts/cross-wheels.py scripts/
 COPY pyproject.toml ./
 RUN scripts/cross-build.sh deps /opt/archcrypt/site
 COPY native/ native/

@@ -66,7 +66,7 @@ def start(state: ServiceState) -> BackgroundBenchmark | None:
             if impl.runnable:
                 results[algorithm.name, impl.name] = _self_test(algorithm.name, impl.name)
         state.self_tests[algorithm.name] = results.get((algorithm.name, algorithm.selected), False)
-    state.metrics.publish_startup(report, results)
+    state.metrics.publish_startup(report, results, http_parser_setting=state.settings.http)
     logger.info(
         "archcrypt %s on %s: %s",
         report.version,

@@ -185,6 +185,15 @@ def host_ca_bundle() -> Path | None:
     return None
 
 
+def wheel_cache_volume() -> list[str]:
+    """Build-time only: the wheels scripts/cross-wheels.py cross-builds from sdists (uvloop,
+    httptools on ppc64le and s390x), kept in build/images/wheels between runs; the builder
+    uses ARCHCRYPT_WHEEL_CACHE's default path when it is mounted."""
+    cache = WORK / "wheels"
+    cache.mkdir(parents=True, exist_ok=True)
+    return ["-v", f"{cache}:/var/cache/archcrypt-wheels"]
+
+
 def pip_volumes() -> list[str]:
     """Build-time only (-v is not committed): the host's CA bundle and index for pip."""
     ca = host_ca_bundle()
@@ -245,6 +254,7 @@ def build_image() -> None:
             "--build-arg",
             f"REVISION={git_revision()}",
             *pip_volumes(),
+            *wheel_cache_volume(),
             "-f",
             str(ROOT / "Dockerfile"),
             str(ROOT),

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request, Response
 from pydantic import Field
 
 from .. import crypto
+from ..buildinfo import EventLoop, HttpParser, http_stack
 from ..errors import NOT_READY, ProblemError
 from ..metrics import CONTENT_TYPE
 from .common import ResponseModel
@@ -48,6 +49,13 @@ class AuthInfo(ResponseModel):
     warning: str | None = Field(description="Set whenever operations need no token")
 
 
+class HttpStackInfo(ResponseModel):
+    """What uvicorn serves this process with."""
+
+    parser: HttpParser
+    event_loop: EventLoop
+
+
 class BackendsResponse(ResponseModel):
     arch: str
     version: str
@@ -55,6 +63,7 @@ class BackendsResponse(ResponseModel):
     features: list[CpuFeatureInfo]
     algorithms: list[AlgorithmInfo]
     auth: AuthInfo
+    http: HttpStackInfo
 
 
 class Status(ResponseModel):
@@ -67,6 +76,7 @@ async def backends(state: State, request: Request) -> BackendsResponse:
     and how this instance authenticates."""
     report = crypto.backends()
     auth = AuthInfo(**request.app.state.archcrypt_security.policy.describe())
+    stack = http_stack(state.settings.http)
     return BackendsResponse(
         auth=auth,
         arch=report.arch,
@@ -92,6 +102,7 @@ async def backends(state: State, request: Request) -> BackendsResponse:
             )
             for a in report.algorithms
         ],
+        http=HttpStackInfo(parser=stack.http_parser, event_loop=stack.event_loop),
     )
 
 
