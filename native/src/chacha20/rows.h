@@ -12,4 +12,5 @@ AC_ROW(power8, "vsx,arch_2_07,vec_crypto")
 AC_ROW_MIN_LEN(sve2, "sve,sve2", 256)
 /* neon: chacha20/body128.h over NEON, 4 blocks vertically; 1-2 block tails as rows. */
 AC_ROW(neon, "asimd")
+AC_ROW(vx, "vx")
 AC_ROW(portable, "")
