@@ -1,4 +1,4 @@
-/* ChaCha20 over 128-bit vectors, written once: 4 blocks per iteration (one state word per vector, one block per lane), the counter-free start of rounds 1-2 computed once per call, 3-4 block tails as one 4-block pass over a copy, 1-2 blocks in row form (RFC 8439 2.3-2.4). Instantiated by chacha20/power8.c and power10.c (their common vocabulary: simd128_vsx.h) and chacha20/vx.c (z13), and meant to keep NEON rows as thin. */
+/* ChaCha20 over 128-bit vectors, written once: 4 blocks per iteration (one state word per vector, one block per lane), the counter-free start of rounds 1-2 computed once per call, 3-4 block tails as one 4-block pass over a copy, 1-2 blocks in row form (RFC 8439 2.3-2.4). Instantiated by chacha20/power8.c and power10.c (their common vocabulary: simd128_vsx.h), chacha20/neon.c (arm64) and chacha20/vx.c (z13). */
 #ifndef ARCHCRYPT_CHACHA20_SIMD128_H
 #define ARCHCRYPT_CHACHA20_SIMD128_H
 
@@ -48,7 +48,7 @@
  *   V_XOR_OUT(out, in, off, lo, hi)  the 32 bytes at out + off become those at in + off
  *                           XOR the rows lo then hi, as V_STORE_LE writes them; off is a
  *                           constant multiple of 16 (POWER10 pairs the two in lxvp/stxvp,
- *                           NEON may use ld1/st1 of two registers)
+ *                           NEON in ldp/stp)
  *
  * Optional (default: nothing):
  *   V_CONSTANTS             declarations the macros above use, at the top of each function
