@@ -90,6 +90,8 @@ def b64decode(value: str | bytes) -> bytes:
     ValueError (binascii.Error) otherwise. pybase64 decodes with SIMD where the CPU has it;
     keys, nonces, tags and short messages go through binascii."""
     decoded: bytes
+    if not value:  # an absent AAD's default
+        return b""
     if len(value) <= _SHORT:
         # strict mode refuses what is not the alphabet and data after or between padding,
         # but not every surplus "=" (the Python 3.11 one takes "QUJD===="): the canonical
