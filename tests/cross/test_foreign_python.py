@@ -2,15 +2,18 @@
 own Python (Debian 12's python3, cffi, pytest, hypothesis, cryptography) under qemu-user,
 importing archcrypt with its cffi module cross-compiled for that target.
 
-The C self-test (test_c_selftest.py) proves the kernels; this proves the binding on top of
-them: the cffi module built for the target's ABI and byte order, the facade's buffer
-handling on a big-endian host (s390x), and the dispatch report as Python sees it.
+The C self-test (test_c_selftest.py) proves the kernels; this proves the bindings on top of
+them: the shared object of cffi's module and archcrypt._fast (whose one-shot calls every
+known-answer and differential test goes through) built for the target's ABI and byte order,
+the facade's buffer handling on a big-endian host (s390x, where test_fast.py runs too), and
+the dispatch report as Python sees it.
 
 Emulated Python runs ~10x slower than native, so each CPU model runs what only it can
 prove: the whole of tests/native once on POWER9 (every ppc64le row but one), and on the
 other models the known-answer and differential tests of the rows that model adds (POWER8:
 the power8 rows on the ABI floor; POWER10: chacha20/power10; arm64 Cortex-A72: every arm64
-row but the SHA512 and SVE2 ones, which max adds) or, on s390x, of every row. The SHA-2 Monte Carlo sweeps run on POWER9 only. Every run must pass with no
+row but the SHA512 and SVE2 ones, which max adds) or, on s390x, of every row (and
+test_fast.py). The SHA-2 Monte Carlo sweeps run on POWER9 only. Every run must pass with no
 skip. The runs go in parallel, one per core, the Debian trees (scripts/foreign-tree.sh)
 and the builds cached in build/foreign/ (README, "Foreign architectures").
 """
@@ -49,7 +52,9 @@ from .test_c_selftest import BASELINE, EXPECTED_DISPATCH
 
 # ---- what runs where ------------------------------------------------------------------
 
-FULL = ("tests/native",)
+# All of it but test_fast_dispatch.py, which needs gdb on the host (the trees have none):
+# test_fast.py proves there that _fast is the module cffi's dispatch choices go to.
+FULL = ("tests/native", "--ignore=tests/native/test_fast_dispatch.py")
 
 
 def known_answers_and_differential(rows: str = "") -> tuple[str, ...]:
@@ -89,8 +94,9 @@ RUNS = (
     Run("ppc64le", "power8", known_answers_and_differential("power8"), 50, "the power8 rows"),
     # The only row that POWER9 cannot run.
     Run("ppc64le", "power10", known_answers_and_differential("power10"), 25, "chacha20/power10"),
-    # Big-endian: the cffi module, the facade's buffers and every row, byte order explicit.
-    Run("s390x", "z14", known_answers_and_differential(), 50, "big-endian"),
+    # Big-endian: both bindings, the facade's buffers and every row, byte order explicit.
+    Run("s390x", "z14", (*known_answers_and_differential(), "tests/native/test_fast.py"), 100,
+        "big-endian"),
     # Every arm64 row but sha512/armv8_sha512 (no Cortex model has SHA512), on the
     # aarch64 ABI; the portable rows are the host's C and run there.
     Run("arm64", "cortex-a72", known_answers_and_differential("(neon or armv8_crypto)"), 40,
