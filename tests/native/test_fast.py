@@ -424,7 +424,7 @@ def test_the_gil_is_kept_below_the_threshold() -> None:
     probe, blocks = bytearray(os.urandom(MIN - 1)), bytearray(os.urandom(MIN - 16))
     for name, call in _gil_calls(probe, blocks):
         with _busy_prober(blocks if name == "camellia" else probe, grow_first=False) as hits:
-            deadline = time.monotonic() + 0.2
+            deadline = time.monotonic() + 0.1
             while time.monotonic() < deadline:
                 _outcome(call)
         assert hits[0] == 0, f"{name}: the GIL was released below {MIN} bytes"
