@@ -210,6 +210,14 @@ static PyObject *new_output(Py_ssize_t size, uint8_t **out)
     return result;
 }
 
+/* Drop the result of a failed call, wiped first: whatever the kernel wrote before it
+ * failed (a failed open has wiped its output already) is not left in freed memory. */
+static void discard_output(PyObject **result)
+{
+    archcrypt_wipe(PyBytes_AsString(*result), (size_t)PyBytes_Size(*result));
+    Py_CLEAR(*result);
+}
+
 /* Run `call` with the GIL released when `length` bytes make it worth it. */
 #define RUN(length, call)                  \
     do {                                   \
@@ -320,9 +328,9 @@ static PyObject *fast_aead(PyObject *module, const aead_alg *alg, aead_direction
     RUN(len + in[AAD].len, status = run(out, in[DATA].ptr, (size_t)len, in[AAD].ptr,
                                         (size_t)in[AAD].len, in[KEY].ptr, in[NONCE].ptr));
     if (status != ARCHCRYPT_OK) {
-        /* A failed open has wiped the output in the library: nothing decrypted under a
-         * forged tag is freed with it. */
-        Py_CLEAR(result);
+        /* A failed open has wiped the output in the library already: nothing decrypted
+         * under a forged tag is released or freed with it. */
+        discard_output(&result);
         raise_status(module, status, direction == SEAL ? alg->seal_context : alg->open_context);
     }
 done:
@@ -357,7 +365,7 @@ static PyObject *fast_chacha20_xor(PyObject *module, PyObject *const *args, Py_s
         RUN(in[2].len, status = archcrypt_chacha20_xor(out, in[2].ptr, (size_t)in[2].len,
                                                        in[0].ptr, in[1].ptr, (uint32_t)counter));
         if (status == ARCHCRYPT_ERR_MESSAGE_TOO_LONG) {
-            Py_CLEAR(result);
+            discard_output(&result);
             size_t blocks = ((size_t)in[2].len + ARCHCRYPT_CHACHA20_BLOCK_SIZE - 1)
                             / ARCHCRYPT_CHACHA20_BLOCK_SIZE;
             PyErr_Format(error_class(module, status),
@@ -365,7 +373,7 @@ static PyObject *fast_chacha20_xor(PyObject *module, PyObject *const *args, Py_s
                          "counter",
                          blocks, counter);
         } else if (status != ARCHCRYPT_OK) {
-            Py_CLEAR(result);
+            discard_output(&result);
             raise_status(module, status, "chacha20");
         }
     }
@@ -392,7 +400,7 @@ static PyObject *fast_hash(PyObject *module, PyObject *const *args, Py_ssize_t n
     if (result != NULL) {
         RUN(data.len, status = archcrypt_hash(hash_id, out, data.ptr, (size_t)data.len));
         if (status != ARCHCRYPT_OK) {
-            Py_CLEAR(result);
+            discard_output(&result);
             raise_status(module, status, name);
         }
     }
@@ -452,7 +460,7 @@ static PyObject *fast_mac(PyObject *module, const mac_alg *alg, PyObject *const 
         RUN(in[1].len, status = archcrypt_hmac(alg->hash_id, out, in[0].ptr, (size_t)in[0].len,
                                                in[1].ptr, (size_t)in[1].len));
     if (status != ARCHCRYPT_OK) {
-        Py_CLEAR(result);
+        discard_output(&result);
         raise_status(module, status, alg->name);
     }
 done:
@@ -604,7 +612,7 @@ static PyObject *fast_camellia_ecb(PyObject *module, ecb_fn function, const char
         goto done;
     RUN(data.len, status = function(key, out, data.ptr, (size_t)data.len));
     if (status != ARCHCRYPT_OK) {
-        Py_CLEAR(result);
+        discard_output(&result);
         raise_status(module, status, context);
     }
 done:

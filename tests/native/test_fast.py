@@ -10,8 +10,10 @@ from __future__ import annotations
 import array
 import contextlib
 import importlib
+import itertools
 import mmap
 import os
+import random
 import sys
 import threading
 import time
@@ -237,6 +239,46 @@ def test_the_binding_checks_its_own_arguments() -> None:
         fast.chacha20_xor(KEY, bytes(12), b"", 1 << 32)
     with pytest.raises(OverflowError):
         fast.chacha20_xor(KEY, bytes(12), b"", -1)
+
+
+# every (name, arity) of the module's byte-taking calls
+MACS = ("poly1305", "hmac_sha224", "hmac_sha256", "hmac_sha384", "hmac_sha512")
+ARITIES = {
+    **dict.fromkeys((f"{alg}_{op}" for alg in ("chacha20poly1305", "xchacha20poly1305")
+                     for op in ("seal", "open")), 4),
+    "chacha20_xor": 4, "camellia_key": 1, "camellia_ecb_encrypt": 2, "camellia_ecb_decrypt": 2,
+    **dict.fromkeys(("sha224", "sha256", "sha384", "sha512"), 1),
+    **dict.fromkeys(MACS, 2),
+    **dict.fromkeys((f"{name}_verify" for name in MACS), 3),
+}  # fmt: skip
+
+
+def test_every_call_survives_every_mix_of_bad_arguments() -> None:
+    """Each argument of each call drawn from right and wrong values (every length the
+    calls check, non-buffers, a non-contiguous view, a foreign capsule): each call answers
+    or raises one of the facade's errors or TypeError/ValueError/OverflowError, and no
+    exported buffer is left behind (the bytearrays can still be resized)."""
+    capsule = fast.camellia_key(KEY)
+    exported = [bytearray(n) for n in (0, 12, 16, 24, 32)]
+    values: list[object] = [
+        None, "text", -1, 1 << 40, capsule, memoryview(bytes(64))[::2], *exported, bytes(65),
+    ]  # fmt: skip
+    documented = (crypto.ArchcryptError, TypeError, ValueError, OverflowError)
+    rng = random.Random(0xFA57)
+    calls = 0
+    assert set(ARITIES) == {name for name in dir(fast) if callable(getattr(fast, name))} - {
+        "error_class"
+    }
+    for name, arity in ARITIES.items():
+        function = getattr(fast, name)
+        combinations = list(itertools.product(values, repeat=arity))
+        for args in rng.sample(combinations, min(len(combinations), 600)):
+            with contextlib.suppress(*documented):
+                function(*args)
+            calls += 1
+    assert calls > 5000
+    for buffer in exported:
+        buffer.append(0)  # BufferError if a call kept it exported
 
 
 def test_authentication_and_long_messages_raise_the_facades_errors() -> None:
