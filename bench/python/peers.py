@@ -406,7 +406,8 @@ def main() -> int:
     out = sys.stdout
     out.write(
         "Cells: ns per call (GB/s), median of interleaved samples, each call from Python "
-        "with its argument checks, output allocation and (for archcrypt) the cffi call. "
+        "with its argument checks, output allocation and (for archcrypt) the call into "
+        "archcrypt._fast. "
         "Lower ns is better.\n\n"
     )
     for op, (title, cons) in ops.items():
