@@ -80,7 +80,7 @@ stamp="$VENV/.archcrypt-installed"
 if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" || setup.py -nt "$stamp" ]]; then
     echo "setup: installing archcrypt and its test dependencies into $VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q -e '.[test,bench]'
+    "$VENV/bin/python" -m pip install -q -e '.[test,bench,lint]'
     touch "$stamp"
 else
     # Editable install: Python changes are live; bring the C library and the cffi
