@@ -15,7 +15,8 @@ VENV=${VENV:-.venv}
 # tests (tests/images): buildah and podman with runc (no Docker engine), debootstrap for the
 # local base image. For the named-key tests a real PostgreSQL (the tests make a throwaway
 # cluster with initdb and run it as the postgres user; they need no system cluster).
-# wrk drives `make bench-service`. Only what is missing is installed.
+# wrk drives `make bench-service`; gdb proves which row archcrypt._fast runs
+# (tests/native/test_fast_dispatch.py). Only what is missing is installed.
 debian_packages=(
     build-essential make
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross
@@ -27,6 +28,7 @@ debian_packages=(
     postgresql
     buildah podman runc containernetworking-plugins
     wrk
+    gdb
 )
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
