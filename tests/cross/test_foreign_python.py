@@ -106,15 +106,30 @@ RUNS = (
     # ones are proven big-endian by the C self-test), on z13, the floor they are built for;
     # z14's poly1305/vxe is proven by the C self-test. test_fast.py: every buffer kind and
     # every error of the compiled binding, byte order explicit.
-    Run("s390x", "z13", known_answers_and_differential("(vx or cpacf)", fast=True), 90,
-        "big-endian, the s390x rows on the z13 floor"),
+    Run(
+        "s390x",
+        "z13",
+        known_answers_and_differential("(vx or cpacf)", fast=True),
+        90,
+        "big-endian, the s390x rows on the z13 floor",
+    ),
     # Every arm64 row but sha512/armv8_sha512 (no Cortex model has SHA512), on the
     # aarch64 ABI; the portable rows are the host's C and run there.
-    Run("arm64", "cortex-a72", known_answers_and_differential("(neon or armv8_crypto)"), 40,
-        "every arm64 row but one"),
+    Run(
+        "arm64",
+        "cortex-a72",
+        known_answers_and_differential("(neon or armv8_crypto)"),
+        40,
+        "every arm64 row but one",
+    ),
     # The rows only max (SHA512, SHA3, SVE2) can run, SVE at qemu's default 512 bits.
-    Run("arm64", "max", known_answers_and_differential("(armv8_sha512 or sve2)"), 15,
-        "sha512/armv8_sha512, chacha20/sve2"),
+    Run(
+        "arm64",
+        "max",
+        known_answers_and_differential("(armv8_sha512 or sve2)"),
+        15,
+        "sha512/armv8_sha512, chacha20/sve2",
+    ),
 )
 
 # Every arch by default (a third Debian tree costs ~65 CPU seconds once, then it is
