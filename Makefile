@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: setup run test test-native test-service test-cross selftest bench bench-md lint clean
+.PHONY: setup run test test-native test-service test-cross selftest bench bench-md lint format clean
 
 # System packages (when root) and the virtualenv with the package installed editable.
 setup:
@@ -61,9 +61,19 @@ images:
 test-images: setup
 	$(PY) -m pytest tests/images
 
+# What CI runs besides the tests (.ci/run): ruff's lint and format check over every Python
+# file, mypy --strict over the package, the C style check (native/tools/check-style.py).
+# `make format` applies ruff's formatting.
+LINT_PATHS := service tests native bench scripts
 lint: setup
-	$(PY) -m ruff check service tests native/build_ffi.py
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m ruff format --check $(LINT_PATHS)
 	$(PY) -m mypy
+	$(MAKE) -C native lint
+
+format: setup
+	$(PY) -m ruff format $(LINT_PATHS)
+	$(PY) -m ruff check --fix $(LINT_PATHS)
 
 clean:
 	$(MAKE) -C native clean

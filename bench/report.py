@@ -154,10 +154,10 @@ def kept_sections(path: Path) -> str:
     for match in re.finditer(r"(?m)^(## [^\n]*\n\s*)?<!-- ([\w-]+):begin -->", text):
         name = match.group(2)
         end = f"<!-- {name}:end -->"
-        if name == "reading" or end not in text[match.end():]:
+        if name == "reading" or end not in text[match.end() :]:
             continue
         stop = text.index(end, match.end()) + len(end)
-        kept.append(text[match.start():stop])
+        kept.append(text[match.start() : stop])
     return "".join(f"\n{block}\n" for block in kept)
 
 
@@ -195,9 +195,7 @@ def main() -> None:
     # Only code changes make the measured tree differ from the commit (not this file).
     dirty = bool(
         run(["git", "status", "--porcelain", "--untracked-files=no", "--", "native", "service"])
-    ) or bool(
-        run(["git", "ls-files", "--others", "--exclude-standard", "native/src"])
-    )
+    ) or bool(run(["git", "ls-files", "--others", "--exclude-standard", "native/src"]))
     tree = f"`{commit}`" + (" plus uncommitted kernel work in the tree" if dirty else "")
 
     doc = f"""# Benchmarks

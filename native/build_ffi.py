@@ -1,14 +1,18 @@
 """The one cffi builder: archcrypt._native in API mode over libarchcrypt.a, and the one
-recipe that compiles it.
+recipe that compiles it, together with archcrypt._fast (python/fast.c, the hand-written
+CPython entry points of the per-message one-shot calls) in the same shared object.
 
-The cdef is include/archcrypt_api.h read verbatim, so the binding cannot drift from
-the C declarations. Every build of the module is `build_extension()` here, with the same
-flags, for every target: setup.py's build_ext (`pip install`), scripts/cross-build.sh (the
-image's builder stage, through `python native/build_ffi.py --cc ... --output ...`) and
-tests/cross/harness.py (the foreign-arch tests). So the image ships the module the tests
-prove. Each build compiles its record (RECIPE, the flags, the compiler, the digests of the
-C source and of the library's code) into the module; `build_record(path)` reads it back from the
-file without loading it (any arch), and the emitted C refuses to compile without it.
+The cdef is include/archcrypt_api.h read verbatim, so the binding cannot drift from the C
+declarations. The two modules share one file and so one copy of the library (its dispatch
+state: ARCHCRYPT_FORCE, archcrypt_force() and the per-thread override reach both);
+crypto/_lib.py loads _fast from _native's file. Every build of the file is
+`build_extension()` here, with the same flags, for every target: setup.py's build_ext
+(`pip install`), scripts/cross-build.sh (the image's builder stage, through
+`python native/build_ffi.py --cc ... --output ...`) and tests/cross/harness.py (the foreign-arch
+tests). So the image ships the module the tests prove. Each build compiles its record
+(RECIPE, the flags, the compiler, the digests of the C sources and of the library's code)
+into the module; `build_record(path)` reads it back from the file without loading it (any
+arch), and the emitted C refuses to compile without it.
 
 Run this file directly (`python native/build_ffi.py`) to build the library and drop the
 extension into service/archcrypt/ for debugging without pip. The static library comes from
@@ -38,21 +42,30 @@ NATIVE = Path(__file__).resolve().parent
 INCLUDE = NATIVE / "include"
 API_HEADER = INCLUDE / "archcrypt_api.h"
 MODULE = "archcrypt._native"
+# archcrypt._fast: PyInit__fast in the same file (PEP 489, several modules in one library)
+FAST_MODULE = "archcrypt._fast"
+FAST_SOURCE = NATIVE / "python" / "fast.c"
 # The stable ABI: cffi's C uses only the limited API, so one file serves every CPython 3.x
 # of the target, whatever headers it was compiled against.
 FILENAME = "_native.abi3.so"
 
 # Bump when the recipe changes in a way the flags below do not show.
-RECIPE = 1
+RECIPE = 2
 # The glue is cffi's generated C; the kernels' flags belong to native/Makefile. Hidden
 # visibility and --exclude-libs keep libarchcrypt's symbols out of the dynamic table (only
-# PyInit__native is exported); full RELRO as distributions link their extensions. The
-# library's objects carry -g (for the C self-test's debugging): --strip-debug leaves 0.3 of
-# 1.9 MB, the symbol table kept for perf and py-spy --native.
+# PyInit__native and PyInit__fast are exported); full RELRO as distributions link their
+# extensions. The library's objects carry -g (for the C self-test's debugging):
+# --strip-debug leaves 0.3 of 1.9 MB, the symbol table kept for perf and py-spy --native.
 CFLAGS = ("-O2", "-fPIC", "-pthread", "-fwrapv", "-fno-strict-aliasing", "-fvisibility=hidden")
 LDFLAGS = (
     "-shared", "-pthread", "-Wl,--exclude-libs,ALL", "-Wl,-z,relro", "-Wl,-z,now",
     "-Wl,--strip-debug",
+)  # fmt: skip
+# fast.c is ours, so it is held to the library's warnings (native/Makefile) on top of CFLAGS;
+# not -Wpedantic: CPython's slots and method tables cast functions to object pointers.
+FAST_CFLAGS = (
+    "-std=c11", "-Wall", "-Wextra", "-Wshadow", "-Wstrict-prototypes", "-Wmissing-prototypes",
+    "-Wcast-align", "-Werror",
 )  # fmt: skip
 # How the record starts in the module's read-only data.
 RECORD_MARK = b"archcrypt-ffi-build:"
@@ -145,19 +158,30 @@ def library_digest(library: Path, target: str) -> str:
         return _sha256(stripped)
 
 
-def record_for(cc: str, source: Path, library: Path) -> dict[str, Any]:
-    """What a build with this compiler, source and library records."""
+def record_for(
+    cc: str, source: Path, library: Path, fast_source: Path = FAST_SOURCE
+) -> dict[str, Any]:
+    """What a build with this compiler, cffi source, library and fast.c records."""
     target = _compiler(cc, "-dumpmachine")
     return {
         "recipe": RECIPE,
         "cflags": list(CFLAGS),
+        "fast_cflags": list(FAST_CFLAGS),
         "ldflags": list(LDFLAGS),
         "target": target,
         "compiler": f"gcc {_compiler(cc, '-dumpfullversion')}",
         "cffi": cffi.__version__,
         "source_sha256": _sha256(source),
+        "fast_source_sha256": _sha256(fast_source),
         "library_sha256": library_digest(library, target),
     }
+
+
+def _run_compiler(command: list[str], what: str, partial: Path) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        partial.unlink(missing_ok=True)
+        raise BuildError(f"build_ffi: compiling {what} failed:\n{' '.join(command)}\n{done.stderr}")
 
 
 def build_extension(
@@ -169,7 +193,8 @@ def build_extension(
     system_include: Sequence[Path] = (),
     source: Path | None = None,
 ) -> dict[str, Any]:
-    """Compile and link archcrypt._native into `output`; returns the record it carries.
+    """Compile and link archcrypt._native and archcrypt._fast into `output`; returns the
+    record it carries.
 
     cc: the target's compiler (default $CC, else cc); library: its libarchcrypt.a (default
     `make print-lib` for that CC); python_include: the target's Python.h directory (default
@@ -185,26 +210,26 @@ def build_extension(
         text = RECORD_MARK.decode() + json.dumps(record, sort_keys=True, separators=(",", ":"))
         output.parent.mkdir(parents=True, exist_ok=True)
         partial = output.with_name(f"{output.name}.{os.getpid()}.tmp")
-        command = [
-            cc,
+        common = [
             *CFLAGS,
             # a C string literal: JSON's escapes are C's for this ASCII text
             f"-DARCHCRYPT_FFI_BUILD={json.dumps(text)}",
             f"-I{INCLUDE}",
             *(f"-I{path}" for path in includes),
             *(arg for path in system_include for arg in ("-idirafter", str(path))),
-            str(source),
-            str(library),
-            *LDFLAGS,
-            "-o",
-            str(partial),
         ]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            partial.unlink(missing_ok=True)
-            raise BuildError(
-                f"build_ffi: compiling {MODULE} failed:\n{' '.join(command)}\n{done.stderr}"
-            )
+        fast_object = Path(tmp) / "fast.o"
+        _run_compiler(
+            [cc, *common, *FAST_CFLAGS, "-c", str(FAST_SOURCE), "-o", str(fast_object)],
+            FAST_MODULE,
+            partial,
+        )
+        _run_compiler(
+            [cc, *common, str(source), str(fast_object), str(library), *LDFLAGS,
+             "-o", str(partial)],
+            MODULE,
+            partial,
+        )  # fmt: skip
         partial.replace(output)  # atomic: a running process may have the old one mapped
     return record
 

@@ -15,7 +15,8 @@ VENV=${VENV:-.venv}
 # tests (tests/images): buildah and podman with runc (no Docker engine), debootstrap for the
 # local base image. For the named-key tests a real PostgreSQL (the tests make a throwaway
 # cluster with initdb and run it as the postgres user; they need no system cluster).
-# wrk drives `make bench-service`. Only what is missing is installed.
+# wrk drives `make bench-service`; gdb proves which row archcrypt._fast runs
+# (tests/native/test_fast_dispatch.py). Only what is missing is installed.
 debian_packages=(
     build-essential make
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross
@@ -27,6 +28,7 @@ debian_packages=(
     postgresql
     buildah podman runc containernetworking-plugins
     wrk
+    gdb
 )
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -80,7 +82,7 @@ stamp="$VENV/.archcrypt-installed"
 if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" || setup.py -nt "$stamp" ]]; then
     echo "setup: installing archcrypt and its test dependencies into $VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q -e '.[test,bench]'
+    "$VENV/bin/python" -m pip install -q -e '.[test,bench,lint]'
     touch "$stamp"
 else
     # Editable install: Python changes are live; bring the C library and the cffi

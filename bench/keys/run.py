@@ -103,7 +103,9 @@ def main() -> None:
             f"{url}/v1/aead/xchacha20-poly1305/seal", json={"key": key, "plaintext": b64}
         ).json()
         binary = httpx.post(
-            f"{url}/v1/keys/x/seal", content=data, headers={"content-type": "application/octet-stream"}
+            f"{url}/v1/keys/x/seal",
+            content=data,
+            headers={"content-type": "application/octet-stream"},
         ).content
         j = "application/json"
         cases = {
@@ -123,7 +125,9 @@ def main() -> None:
         scripts = {}
         for index, (label, (path, body, ctype)) in enumerate(cases.items()):
             script = work / f"case{index}.lua"
-            script.write_text(lua(path, body.encode() if isinstance(body, str) else body, ctype, {}))
+            script.write_text(
+                lua(path, body.encode() if isinstance(body, str) else body, ctype, {})
+            )
             scripts[label] = script
         results: dict[str, list[float]] = {label: [] for label in cases}
         for _ in range(args.rounds):

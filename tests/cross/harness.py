@@ -37,12 +37,15 @@ class Target:
 
 # Models chosen so that each rung of every dispatch ladder is reached (../shared/CROSS-ARCH.md).
 TARGETS = {
-    "arm64": Target("arm64", "aarch64-linux-gnu", "qemu-aarch64-static",
-                    ("cortex-a53", "cortex-a72", "max")),
-    "ppc64le": Target("ppc64le", "powerpc64le-linux-gnu", "qemu-ppc64le-static",
-                      ("power8", "power9", "power10")),
-    "s390x": Target("s390x", "s390x-linux-gnu", "qemu-s390x-static",
-                    ("z13", "z14", "gen15a", "max")),
+    "arm64": Target(
+        "arm64", "aarch64-linux-gnu", "qemu-aarch64-static", ("cortex-a53", "cortex-a72", "max")
+    ),
+    "ppc64le": Target(
+        "ppc64le", "powerpc64le-linux-gnu", "qemu-ppc64le-static", ("power8", "power9", "power10")
+    ),
+    "s390x": Target(
+        "s390x", "s390x-linux-gnu", "qemu-s390x-static", ("z13", "z14", "gen15a", "max")
+    ),
 }
 
 
@@ -73,8 +76,9 @@ def cpu_option(qemu: str, model: str) -> str:
     """The -cpu value for a model: s390x models abort until every feature qemu cannot
     emulate is switched off, and which those are depends on the qemu version."""
     hello = cross_hello(qemu)
-    probe = subprocess.run([qemu, "-cpu", model, str(hello)],
-                           capture_output=True, text=True, check=False)
+    probe = subprocess.run(
+        [qemu, "-cpu", model, str(hello)], capture_output=True, text=True, check=False
+    )
     match = re.search(r"not available in the configuration:\s*(.*)", probe.stderr)
     if not match:
         return model
@@ -93,12 +97,22 @@ def cross_hello(qemu: str) -> Path:
 
 
 def run_under_qemu(
-    target: Target, model: str, binary: Path, *args: str,
-    env: dict[str, str] | None = None, timeout: float = 600,
+    target: Target,
+    model: str,
+    binary: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
 ) -> subprocess.CompletedProcess[str]:
     cmd = [target.qemu, "-cpu", cpu_option(target.qemu, model), str(binary), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def parse_dispatch(stdout: str) -> dict[str, str]:
@@ -145,8 +159,11 @@ def foreign_tree(arch: str) -> Path:
     cryptography and the Python headers; built once, then reused (its stamp file)."""
     debian = DEBIAN_ARCH[arch]
     tree = FOREIGN / debian / "root"
-    _checked(["bash", str(ROOT / "scripts" / "foreign-tree.sh"), debian, str(tree)],
-             f"scripts/foreign-tree.sh {debian}", timeout=1800)
+    _checked(
+        ["bash", str(ROOT / "scripts" / "foreign-tree.sh"), debian, str(tree)],
+        f"scripts/foreign-tree.sh {debian}",
+        timeout=1800,
+    )
     return tree
 
 
@@ -165,8 +182,10 @@ def require_foreign_tree(arch: str) -> None:
     if can_make_foreign_tree(arch):
         return
     debian = DEBIAN_ARCH[arch]
-    reason = (f"no {debian} tree in build/foreign and debootstrap needs root: run "
-              f"scripts/foreign-tree.sh {debian} build/foreign/{debian}/root as root once")
+    reason = (
+        f"no {debian} tree in build/foreign and debootstrap needs root: run "
+        f"scripts/foreign-tree.sh {debian} build/foreign/{debian}/root as root once"
+    )
     if os.environ.get("ARCHCRYPT_SKIP_CROSS") == "1":
         pytest.skip(reason)
     pytest.fail(reason + "; set ARCHCRYPT_SKIP_CROSS=1 to skip explicitly")
@@ -248,8 +267,11 @@ class ForeignPython:
         """The host's environment without what would leak into the guest interpreter
         (the host's PYTHONPATH/venv, ARCHCRYPT_* overrides, QEMU_* settings)."""
         drop = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")
-        env = {k: v for k, v in os.environ.items()
-               if k not in drop and not k.startswith(("ARCHCRYPT_", "QEMU_"))}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in drop and not k.startswith(("ARCHCRYPT_", "QEMU_"))
+        }
         env["PYTHONPATH"] = str(self.stage)
         env.update(extra)
         return env
@@ -287,8 +309,11 @@ def foreign_python(arch: str, tree: Path | None = None) -> ForeignPython:
 
         home = _session_home(arch)
         stage = home / "stage"
-        shutil.copytree(ROOT / "service" / "archcrypt", stage / "archcrypt",
-                        ignore=shutil.ignore_patterns("__pycache__", "_native.*", "_native*.so"))
+        shutil.copytree(
+            ROOT / "service" / "archcrypt",
+            stage / "archcrypt",
+            ignore=shutil.ignore_patterns("__pycache__", "_native.*", "_native*.so"),
+        )
         recipe = ffi_recipe()
         native_module = stage / "archcrypt" / recipe.FILENAME
         recipe.build_extension(

@@ -40,10 +40,14 @@ FEATURES = {
     ("arm64", "cortex-a53"): ({"asimd", "aes", "pmull", "sha2"}, {"sha512", "sve"}),
     ("arm64", "cortex-a72"): ({"asimd", "aes", "pmull", "sha2"}, {"sha512", "sve"}),
     ("arm64", "max"): ({"asimd", "aes", "pmull", "sha2", "sha512", "sha3", "sve", "sve2"}, set()),
-    ("ppc64le", "power8"): ({"altivec", "vsx", "arch_2_07", "vec_crypto"},
-                           {"arch_3_00", "arch_3_1"}),
-    ("ppc64le", "power9"): ({"altivec", "vsx", "arch_2_07", "vec_crypto", "arch_3_00"},
-                           {"arch_3_1"}),
+    ("ppc64le", "power8"): (
+        {"altivec", "vsx", "arch_2_07", "vec_crypto"},
+        {"arch_3_00", "arch_3_1"},
+    ),
+    ("ppc64le", "power9"): (
+        {"altivec", "vsx", "arch_2_07", "vec_crypto", "arch_3_00"},
+        {"arch_3_1"},
+    ),
     ("ppc64le", "power10"): ({"vsx", "arch_3_00", "arch_3_1", "mma"}, set()),
     # qemu 7.2 answers the CPACF KIMD query with SHA-512 only, on every model.
     ("s390x", "z13"): ({"vx", "msa", "kimd_sha512"}, {"vxe", "vxe2", "kimd_sha256"}),
@@ -55,8 +59,13 @@ FEATURES = {
 # Per (arch, model): the rows dispatch must choose where they differ from BASELINE.
 POWER8_CRYPTO = {"sha256": "power8", "sha512": "power8", "camellia": "power8"}
 # Every qemu aarch64 model has ASIMD, AES, PMULL and SHA2; only max has SHA512.
-ARMV8_CRYPTO = {"chacha20": "neon", "poly1305": "neon", "sha256": "armv8_crypto",
-                "sha512": "neon", "camellia": "armv8_crypto"}
+ARMV8_CRYPTO = {
+    "chacha20": "neon",
+    "poly1305": "neon",
+    "sha256": "armv8_crypto",
+    "sha512": "neon",
+    "camellia": "armv8_crypto",
+}
 EXPECTED_DISPATCH: dict[tuple[str, str], dict[str, str]] = {
     ("arm64", "cortex-a53"): ARMV8_CRYPTO,
     ("arm64", "cortex-a72"): ARMV8_CRYPTO,
@@ -67,14 +76,21 @@ EXPECTED_DISPATCH: dict[tuple[str, str], dict[str, str]] = {
 }
 # s390x: the z13 floor runs the vx rows; z14 and later add Poly1305's vxe (vmslg). qemu's
 # KIMD query reports SHA-512 on every model and never SHA-256 (sha256/cpacf is gated off).
-S390X_ROWS = {"chacha20": "vx", "poly1305": "vx", "sha256": "vx", "sha512": "cpacf",
-              "camellia": "vx"}
-EXPECTED_DISPATCH.update({
-    ("s390x", "z13"): S390X_ROWS,
-    ("s390x", "z14"): {**S390X_ROWS, "poly1305": "vxe"},
-    ("s390x", "gen15a"): {**S390X_ROWS, "poly1305": "vxe"},
-    ("s390x", "max"): {**S390X_ROWS, "poly1305": "vxe"},
-})
+S390X_ROWS = {
+    "chacha20": "vx",
+    "poly1305": "vx",
+    "sha256": "vx",
+    "sha512": "cpacf",
+    "camellia": "vx",
+}
+EXPECTED_DISPATCH.update(
+    {
+        ("s390x", "z13"): S390X_ROWS,
+        ("s390x", "z14"): {**S390X_ROWS, "poly1305": "vxe"},
+        ("s390x", "gen15a"): {**S390X_ROWS, "poly1305": "vxe"},
+        ("s390x", "max"): {**S390X_ROWS, "poly1305": "vxe"},
+    }
+)
 
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
 
@@ -101,7 +117,10 @@ def test_native_selftest_under_sanitizers() -> None:
 def test_native_selftest_all_features_masked() -> None:
     proc = subprocess.run(
         [str(NATIVE / "build" / make("-s", "print-triple").stdout.strip() / "selftest")],
-        capture_output=True, text=True, env={"ARCHCRYPT_DISABLE_CPU_FEATURES": "all"}, check=False,
+        capture_output=True,
+        text=True,
+        env={"ARCHCRYPT_DISABLE_CPU_FEATURES": "all"},
+        check=False,
     )
     assert_green(proc, "self-test with every feature masked")
     assert parse_dispatch(proc.stdout) == BASELINE
@@ -140,8 +159,12 @@ def test_cross_selftest(arch: str, model: str) -> None:
 ARM64_MASKED = {
     # Crypto extensions and SVE off: SHA-256 and Camellia fall back to portable, SHA-512
     # to the neon row (scalar rounds), ChaCha20 below sve2; the ASIMD rows stay.
-    "aes,pmull,sha2,sha512,sha3,sve,sve2": {**BASELINE, "chacha20": "neon", "poly1305": "neon",
-                                            "sha512": "neon"},
+    "aes,pmull,sha2,sha512,sha3,sve,sve2": {
+        **BASELINE,
+        "chacha20": "neon",
+        "poly1305": "neon",
+        "sha512": "neon",
+    },
     # Without ASIMD nothing but the baseline may run: every arm64 row names it.
     "asimd": BASELINE,
 }
@@ -163,7 +186,8 @@ def test_cross_selftest_arm64_sve_widths(vector_bytes: int) -> None:
 def test_cross_selftest_arm64_masked(mask: str) -> None:
     target = TARGETS["arm64"]
     require_tools(target.cc, target.qemu)
-    proc = run_under_qemu(target, "max", cross_build("arm64"),
-                          env={"ARCHCRYPT_DISABLE_CPU_FEATURES": mask})
+    proc = run_under_qemu(
+        target, "max", cross_build("arm64"), env={"ARCHCRYPT_DISABLE_CPU_FEATURES": mask}
+    )
     assert_green(proc, f"arm64 -cpu max, {mask} masked")
     assert parse_dispatch(proc.stdout) == ARM64_MASKED[mask]

@@ -2,18 +2,20 @@
 own Python (Debian 12's python3, cffi, pytest, hypothesis, cryptography) under qemu-user,
 importing archcrypt with its cffi module cross-compiled for that target.
 
-The C self-test (test_c_selftest.py) proves the kernels; this proves the binding on top of
-them: the cffi module built for the target's ABI and byte order, the facade's buffer
-handling on a big-endian host (s390x), and the dispatch report as Python sees it.
+The C self-test (test_c_selftest.py) proves the kernels; this proves the bindings on top of
+them: the shared object of cffi's module and archcrypt._fast (whose one-shot calls every
+known-answer and differential test goes through) built for the target's ABI and byte order,
+the facade's buffer handling on a big-endian host (s390x, where test_fast.py runs too), and
+the dispatch report as Python sees it.
 
 Emulated Python runs ~10x slower than native, so each CPU model runs what only it can
 prove: the whole of tests/native once on POWER9 (every ppc64le row but one), and on the
 other models the known-answer and differential tests of the rows that model adds (POWER8:
 the power8 rows on the ABI floor; POWER10: chacha20/power10; arm64 Cortex-A72: every arm64
-row but the SHA512 and SVE2 ones, which max adds; s390x z13: the vx and cpacf rows). The
-SHA-2 Monte Carlo sweeps run on POWER9 only. Every run must pass with no skip. The runs go
-in parallel, one per core, the Debian trees (scripts/foreign-tree.sh) and the builds
-cached in build/foreign/ (README, "Foreign architectures").
+row but the SHA512 and SVE2 ones, which max adds; s390x z13: the vx and cpacf rows, and
+test_fast.py). The SHA-2 Monte Carlo sweeps run on POWER9 only. Every run must pass with no
+skip. The runs go in parallel, one per core, the Debian trees (scripts/foreign-tree.sh) and
+the builds cached in build/foreign/ (README, "Foreign architectures").
 """
 
 from __future__ import annotations
@@ -50,20 +52,30 @@ from .test_c_selftest import BASELINE, EXPECTED_DISPATCH
 
 # ---- what runs where ------------------------------------------------------------------
 
-FULL = ("tests/native",)
+# test_fast.py's GIL tests prove fast.c's one RUN() macro, the same C on every arch, and
+# spend their time waiting for thread switches (~15 s a run under qemu): the host runs them.
+HOST_ONLY = tuple(
+    arg
+    for test in ("test_the_gil_is_kept_below_the_threshold",
+                 "test_the_gil_is_released_from_the_threshold")
+    for arg in ("--deselect", f"tests/native/test_fast.py::{test}")
+)  # fmt: skip
+# All of it but test_fast_dispatch.py, which needs gdb on the host (the trees have none):
+# test_fast.py proves there that _fast is the module cffi's dispatch choices go to.
+FULL = ("tests/native", "--ignore=tests/native/test_fast_dispatch.py", *HOST_ONLY)
 
 
-def known_answers_and_differential(rows: str = "") -> tuple[str, ...]:
+def known_answers_and_differential(rows: str = "", *, fast: bool = False) -> tuple[str, ...]:
     """Every known answer and differential test (optionally only those whose id names a
     row, e.g. "power8"); the SHA-2 Monte Carlo sweeps (100 000 digests each, a third of
-    FULL's time under qemu) run in FULL only."""
+    FULL's time under qemu) run in FULL only. fast: and test_fast.py but HOST_ONLY."""
     keyword = "not monte_carlo" + (f" and {rows}" if rows else "")
-    return (
-        "tests/native/test_known_answers.py",
-        "tests/native/test_differential.py",
-        "-k",
-        keyword,
-    )
+    if fast and rows:
+        keyword = f"not monte_carlo and ({rows} or test_fast.py)"
+    paths = ("tests/native/test_known_answers.py", "tests/native/test_differential.py")
+    if fast:
+        return (*paths, "tests/native/test_fast.py", "-k", keyword, *HOST_ONLY)
+    return (*paths, "-k", keyword)
 
 
 @dataclass(frozen=True)
@@ -90,18 +102,34 @@ RUNS = (
     Run("ppc64le", "power8", known_answers_and_differential("power8"), 50, "the power8 rows"),
     # The only row that POWER9 cannot run.
     Run("ppc64le", "power10", known_answers_and_differential("power10"), 25, "chacha20/power10"),
-    # Big-endian: the cffi module and the facade's buffers over the s390x rows (the
-    # portable ones are proven big-endian by the C self-test), on z13, the floor they are
-    # built for; z14's poly1305/vxe is proven by the C self-test.
-    Run("s390x", "z13", known_answers_and_differential("(vx or cpacf)"), 40,
-        "big-endian, the s390x rows on the z13 floor"),
+    # Big-endian: both bindings and the facade's buffers over the s390x rows (the portable
+    # ones are proven big-endian by the C self-test), on z13, the floor they are built for;
+    # z14's poly1305/vxe is proven by the C self-test. test_fast.py: every buffer kind and
+    # every error of the compiled binding, byte order explicit.
+    Run(
+        "s390x",
+        "z13",
+        known_answers_and_differential("(vx or cpacf)", fast=True),
+        90,
+        "big-endian, the s390x rows on the z13 floor",
+    ),
     # Every arm64 row but sha512/armv8_sha512 (no Cortex model has SHA512), on the
     # aarch64 ABI; the portable rows are the host's C and run there.
-    Run("arm64", "cortex-a72", known_answers_and_differential("(neon or armv8_crypto)"), 40,
-        "every arm64 row but one"),
+    Run(
+        "arm64",
+        "cortex-a72",
+        known_answers_and_differential("(neon or armv8_crypto)"),
+        40,
+        "every arm64 row but one",
+    ),
     # The rows only max (SHA512, SHA3, SVE2) can run, SVE at qemu's default 512 bits.
-    Run("arm64", "max", known_answers_and_differential("(armv8_sha512 or sve2)"), 15,
-        "sha512/armv8_sha512, chacha20/sve2"),
+    Run(
+        "arm64",
+        "max",
+        known_answers_and_differential("(armv8_sha512 or sve2)"),
+        15,
+        "sha512/armv8_sha512, chacha20/sve2",
+    ),
 )
 
 # Every arch by default (a third Debian tree costs ~65 CPU seconds once, then it is

@@ -33,20 +33,27 @@ AS = f"{S390X.triple}-as"
 
 # Named outright as well, in case an assembler ever accepted them for z13: the
 # vector-enhancements facilities 1 (z14) and 2 (z15) by their best-known members.
-DENIED_Z14 = (r"vmsl\w*|vbperm|vnn|vnx|voc|vpopct[bhfg]|vllezlf|vlrlr?|vstrlr?|vfmax\w*|"
-              r"vfmin\w*|vfnm[as]\w*")
-DENIED_Z15 = (r"vlbr\w*|vstbr\w*|vlebr\w*|vstebr\w*|vllebrz\w*|vler\w*|vster\w*|vsld|vsrd|"
-              r"vstrs\w*|vcfp[sl]|vcsfp|vclfp")
-DENIED = {"z13": re.compile(rf"^({DENIED_Z14}|{DENIED_Z15})$"),
-          "z14": re.compile(rf"^({DENIED_Z15})$")}
+DENIED_Z14 = (
+    r"vmsl\w*|vbperm|vnn|vnx|voc|vpopct[bhfg]|vllezlf|vlrlr?|vstrlr?|vfmax\w*|"
+    r"vfmin\w*|vfnm[as]\w*"
+)
+DENIED_Z15 = (
+    r"vlbr\w*|vstbr\w*|vlebr\w*|vstebr\w*|vllebrz\w*|vler\w*|vster\w*|vsld|vsrd|"
+    r"vstrs\w*|vcfp[sl]|vcsfp|vclfp"
+)
+DENIED = {
+    "z13": re.compile(rf"^({DENIED_Z14}|{DENIED_Z15})$"),
+    "z14": re.compile(rf"^({DENIED_Z15})$"),
+}
 # The slugs whose objects must hold nothing newer than a machine (native/isa.mk).
 SLUG_MARCH = {"vx": "z13", "vxe": "z14"}
 
 
 def disassembly(obj: Path) -> list[tuple[str, str]]:
     """(mnemonic, operands) of every instruction in obj."""
-    proc = subprocess.run([OBJDUMP, "-d", "--no-show-raw-insn", str(obj)],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [OBJDUMP, "-d", "--no-show-raw-insn", str(obj)], capture_output=True, text=True, check=True
+    )
     out = []
     for line in proc.stdout.splitlines():
         fields = line.split("\t")
@@ -59,10 +66,16 @@ def rejected_by(march: str, lines: list[str], workdir: Path) -> set[int]:
     """Indexes of the lines that `as -march=<march>` refuses."""
     src = workdir / f"check-{march}.s"
     src.write_text("".join(f"\t{line}\n" for line in lines))
-    proc = subprocess.run([AS, f"-march={march}", "-o", str(workdir / f"check-{march}.o"),
-                           str(src)], capture_output=True, text=True, check=False)
-    return {int(m.group(1)) - 1 for m in re.finditer(rf"{re.escape(str(src))}:(\d+): Error",
-                                                      proc.stderr)}
+    proc = subprocess.run(
+        [AS, f"-march={march}", "-o", str(workdir / f"check-{march}.o"), str(src)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return {
+        int(m.group(1)) - 1
+        for m in re.finditer(rf"{re.escape(str(src))}:(\d+): Error", proc.stderr)
+    }
 
 
 def newer_than(march: str, objects: list[Path], workdir: Path) -> dict[str, set[str]]:
@@ -90,15 +103,20 @@ def objects() -> Path:
 
 
 @pytest.mark.parametrize("slug", sorted(SLUG_MARCH))
-def test_rows_hold_nothing_newer_than_their_machine(objects: Path, slug: str,
-                                                   tmp_path: Path) -> None:
+def test_rows_hold_nothing_newer_than_their_machine(
+    objects: Path, slug: str, tmp_path: Path
+) -> None:
     """Every object of the slug (isa.mk: vx is -march=z13, vxe -march=z14), one per
     algorithm that has a row of that slug in its rows.h, assembles for that machine
     instruction by instruction."""
-    algorithms = sorted(p.parent.name for p in (NATIVE / "src").glob("*/rows.h")
-                        if re.search(rf"^AC_ROW\w*\({slug},", p.read_text(), re.M))
-    assert {"vx": {"chacha20", "poly1305", "sha256", "sha512", "camellia"},
-            "vxe": {"poly1305"}}[slug] <= set(algorithms)
+    algorithms = sorted(
+        p.parent.name
+        for p in (NATIVE / "src").glob("*/rows.h")
+        if re.search(rf"^AC_ROW\w*\({slug},", p.read_text(), re.M)
+    )
+    assert {"vx": {"chacha20", "poly1305", "sha256", "sha512", "camellia"}, "vxe": {"poly1305"}}[
+        slug
+    ] <= set(algorithms)
     rows = [objects / alg / f"{slug}.o" for alg in algorithms]
     missing = [str(p) for p in rows if not p.exists()]
     assert not missing, f"not built: {missing}"
@@ -125,7 +143,8 @@ def test_the_check_catches_newer_instructions(tmp_path: Path) -> None:
     found = newer_than("z13", list(objs.values()), tmp_path)
     assert found == {"check/z14.o": {"vmslg"}, "check/z15.o": {"vlbrf", "vstbrf", "vsld"}}
     assert newer_than("z14", list(objs.values()), tmp_path) == {
-        "check/z15.o": {"vlbrf", "vstbrf", "vsld"}}
+        "check/z15.o": {"vlbrf", "vstbrf", "vsld"}
+    }
 
 
 def dispatch(model: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -135,8 +154,10 @@ def dispatch(model: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 def row_lists(stdout: str) -> dict[str, list[str]]:
     """'dispatch sha256 -> vx [cpacf(unavailable) vx portable]': every row, marked."""
-    return {alg: rows.split() for alg, rows in
-            re.findall(r"^dispatch (\S+)\s+-> \S+.*\[(.*)\]$", stdout, flags=re.M)}
+    return {
+        alg: rows.split()
+        for alg, rows in re.findall(r"^dispatch (\S+)\s+-> \S+.*\[(.*)\]$", stdout, flags=re.M)
+    }
 
 
 def test_cpacf_sha256_is_gated_by_the_kimd_query() -> None:
@@ -159,10 +180,19 @@ LADDER = {
     "vxe": {"poly1305": "vx"},
     "kimd_sha512": {"sha512": "vx"},
     "msa": {"sha512": "vx"},
-    "vx": {"chacha20": "portable", "poly1305": "scalar64", "sha256": "portable",
-           "camellia": "portable"},
-    "vx,msa": {"chacha20": "portable", "poly1305": "scalar64", "sha256": "portable",
-               "sha512": "portable", "camellia": "portable"},
+    "vx": {
+        "chacha20": "portable",
+        "poly1305": "scalar64",
+        "sha256": "portable",
+        "camellia": "portable",
+    },
+    "vx,msa": {
+        "chacha20": "portable",
+        "poly1305": "scalar64",
+        "sha256": "portable",
+        "sha512": "portable",
+        "camellia": "portable",
+    },
 }
 
 
@@ -175,6 +205,10 @@ def test_s390x_dispatch_ladder(masked: str) -> None:
 
 
 def test_camellia_vx_tables_are_derived() -> None:
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen-camellia-vx-tables.py"),
-                           "--check"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen-camellia-vx-tables.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr

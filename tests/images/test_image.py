@@ -334,9 +334,7 @@ def test_dependencies_follow_pyproject(built: dict[str, Instance], arch: str) ->
     assert {HTTP_DISTRIBUTIONS[v] for v in HTTP_STACK[arch].values()} <= required
     with harness.mounted(built[arch]) as root:
         site = root / SITE
-        installed = {
-            canonicalize_name(p.name.split("-")[0]) for p in site.glob("*.dist-info")
-        }
+        installed = {canonicalize_name(p.name.split("-")[0]) for p in site.glob("*.dist-info")}
         objects = [p for p in site.rglob("*.so") if p.is_file()]
         machines = {p.relative_to(site).as_posix(): elf_machine(p) for p in objects}
     assert required <= installed, sorted(required - installed)

@@ -340,6 +340,14 @@ def _traffic(server: Server) -> None:
             )
             mac = client.post("/v1/mac/poly1305", json={"key": b64(key), "data": ""})
             assert mac.status_code == 200
+            # a named chacha20-poly1305 key: its operations and its nonce budget
+            created = client.post("/v1/keys", json={"name": "dash", "type": "chacha20-poly1305"})
+            assert created.status_code in (201, 409), created.text
+            named = client.post("/v1/keys/dash/seal", json={"plaintext": b64(b"hi")})
+            assert named.status_code == 200, named.text
+            sealed_named = {"ciphertext": named.json()["ciphertext"]}
+            opened = client.post("/v1/keys/dash/open", json=sealed_named)
+            assert opened.status_code == 200, opened.text
             assert client.get("/no/such/route").status_code == 404
 
 

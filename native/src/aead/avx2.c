@@ -24,9 +24,9 @@ AC_INLINE void mac_block(mac_regs *m, const uint8_t *p)
 
 /* Every 8-block step of ChaCha20 (512 bytes) absorbs 32 MAC blocks that are
  * already ciphertext: three per double round (between its quarter-round pairs,
- * while the vector units are busy), the last two after the rounds. The step is straight-line code with no conditions: with the
- * blocks clipped to a count, gcc turned them into inner loops and spilled the
- * ChaCha20 state around them. len bytes at in are XORed (steps of 512, the last
+ * while the vector units are busy), the last two after the rounds. The step is
+ * straight-line code with no conditions: with the blocks clipped to a count, gcc
+ * turned them into inner loops and spilled the ChaCha20 state around them. len bytes at in are XORed (steps of 512, the last
  * may be shorter) with blocks ctr, ctr+1, ..., while step k hashes the 512 bytes
  * at mac + 512 k, loaded before that step's stores (so mac == in == out is
  * safe: open hashes a step's ciphertext, then decrypts it in place). */

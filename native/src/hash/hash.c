@@ -289,7 +289,8 @@ typedef struct {
     uint8_t tail[3 * AC_HASH_MAX_BLOCK];
 } many_lane;
 
-static inline __attribute__((always_inline)) void many_compress_lanes(const many_job *j, void *h, const uint8_t *const *ptr, size_t n)
+static inline __attribute__((always_inline)) void many_compress_lanes(const many_job *j, void *h,
+                                                                       const uint8_t *const *ptr, size_t n)
 {
     if (j->k512)
         j->k512->compress_lanes((uint64_t(*)[8])h, ptr, n);
@@ -319,8 +320,8 @@ static inline __attribute__((always_inline)) void many_digest(const many_job *j,
  * are none left. A message under two blocks is copied whole into the tail buffer: one
  * run, so one multi-lane step per message instead of two (the step, not the copy, is
  * what costs at 64 bytes). */
-static inline __attribute__((always_inline)) void lane_start(const many_job *j, many_lane *ln, void *h, size_t msg, const uint8_t *data,
-                       size_t len)
+static inline __attribute__((always_inline)) void lane_start(const many_job *j, many_lane *ln, void *h,
+                                                              size_t msg, const uint8_t *data, size_t len)
 {
     const size_t bs = j->bs, len_field = bs / 8;
     const size_t full = len / bs * bs, rem = len % bs;
@@ -353,8 +354,8 @@ static inline __attribute__((always_inline)) void lane_start(const many_job *j, 
     }
 }
 
-static inline __attribute__((always_inline)) void many_run(const many_job *j, size_t n, const uint8_t *const *msgs, const size_t *lens,
-                     uint8_t *digests)
+static inline __attribute__((always_inline)) void many_run(const many_job *j, size_t n, const uint8_t *const *msgs,
+                                                            const size_t *lens, uint8_t *digests)
 {
     const size_t L = j->lanes, ds = j->digest_size;
     _Alignas(64) uint8_t h[MANY_MAX_LANES * 64];

@@ -1,19 +1,29 @@
-"""The one door to archcrypt._native: loading, init, status -> exception, buffer helpers.
+"""The one door to the native bindings: loading, init, status -> exception, buffer helpers.
 
-cffi's loose types stop here: everything else in the package sees `ffi`/`lib` as Any
-and hands back plain Python values. cffi releases the GIL around every C call, so
-inputs go in zero-copy through ffi.from_buffer and stay referenced for the call.
+Two private bindings over one copy of the C library, both in archcrypt._native's file:
+`lib`/`ffi`, cffi's module, for introspection, dispatch control, streaming contexts and
+batches; `fast`, archcrypt._fast (native/python/fast.c), for the per-message one-shot calls,
+which take bytes-like arguments as they are, check them with the facade's messages, and
+return a bytes object the kernel filled in place. Their loose types stop here: everything
+else in the package hands back plain Python values. cffi releases the GIL around every C
+call, so its inputs go in zero-copy through ffi.from_buffer and stay referenced for the call;
+_fast releases it from GIL_RELEASE_MIN bytes on.
 """
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
+import sys
 import threading
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, Final, NoReturn, TypeAlias
 
 from . import errors
 
 try:
+    from archcrypt import _native
     from archcrypt._native import ffi as _ffi
     from archcrypt._native import lib as _clib
 except ImportError as exc:  # pragma: no cover - depends on the build
@@ -25,80 +35,50 @@ except ImportError as exc:  # pragma: no cover - depends on the build
 ffi: Final[Any] = _ffi
 lib: Final[Any] = _clib
 
+FAST_MODULE: Final = "archcrypt._fast"
+
+
+def _load_fast(path: str) -> ModuleType:
+    """archcrypt._fast from the file that holds archcrypt._native (its PyInit__fast): one
+    shared object, so one copy of the library's dispatch state for both bindings. The
+    import system finds a module only by its own file name, hence the explicit loader
+    (PEP 489, "Multiple modules in one library")."""
+    loaded = sys.modules.get(FAST_MODULE)
+    if loaded is not None:
+        return loaded
+    loader = importlib.machinery.ExtensionFileLoader(FAST_MODULE, path)
+    spec = importlib.util.spec_from_file_location(FAST_MODULE, path, loader=loader)
+    if spec is None:  # pragma: no cover - an extension path always gives a spec
+        raise ImportError(f"cannot load {FAST_MODULE} from {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[FAST_MODULE] = module
+    try:
+        loader.exec_module(module)
+    except BaseException:
+        del sys.modules[FAST_MODULE]
+        raise
+    return module
+
+
+fast: Final[Any] = _load_fast(str(_native.__file__))
+
 BytesLike: TypeAlias = bytes | bytearray | memoryview
 
 OK: Final[int] = int(lib.ARCHCRYPT_OK)
-
-_STATUS_ERRORS: Final[dict[int, type[Exception]]] = {
-    int(lib.ARCHCRYPT_ERR_INVALID_ARGUMENT): errors.InvalidInputError,
-    int(lib.ARCHCRYPT_ERR_AUTHENTICATION): errors.AuthenticationError,
-    int(lib.ARCHCRYPT_ERR_MESSAGE_TOO_LONG): errors.MessageTooLongError,
-    int(lib.ARCHCRYPT_ERR_UNKNOWN_ALGORITHM): errors.UnknownAlgorithmError,
-    int(lib.ARCHCRYPT_ERR_UNKNOWN_IMPLEMENTATION): errors.UnknownImplementationError,
-    int(lib.ARCHCRYPT_ERR_UNSUPPORTED): errors.UnsupportedImplementationError,
-    int(lib.ARCHCRYPT_ERR_SELFTEST): errors.ArchcryptError,
-    int(lib.ARCHCRYPT_ERR_NO_MEMORY): MemoryError,
-    int(lib.ARCHCRYPT_ERR_STATE): errors.ArchcryptError,
-    int(lib.ARCHCRYPT_ERR_CONFIG): errors.ConfigurationError,
-}
 
 # Outputs are overwritten in full by C before Python sees them: skip ffi.new's memset.
 _new_uninitialised: Final[Any] = ffi.new_allocator(should_clear_after_alloc=False)
 
 
-class _Scratch(threading.local):
-    """Per-thread output buffers, reused from call to call. Per thread because cffi drops
-    the GIL inside C, so another thread may run the same function meanwhile.
-
-    `buffer`: SCRATCH_SIZE bytes for the fixed, small, public outputs (digests and tags).
-    `large`: the output of a bulk call of REUSED_MIN..REUSED_MAX bytes. A fresh buffer that
-    large comes from mmap and costs a page fault per 4 KiB page on its first write, which
-    on a virtual machine can cost more than the kernel (1 MiB AEAD seal: ~0.7 ms with a
-    warm buffer, 1.2-8 ms with a fresh one, measured on the project's KVM guests); the
-    result is still copied out into bytes once. Secret outputs are wiped after the copy.
-    """
-
-    def __init__(self) -> None:
-        self.buffer = _new_uninitialised("char[]", SCRATCH_SIZE)
-        self.large: Any = None
-        self.large_size = 0
-
-
-REUSED_MIN: Final = 64 * 1024
-REUSED_MAX: Final = 4 * 1024 * 1024  # per thread at most; larger outputs are allocated per call
-
-
-def bulk_output(size: int) -> Any:
-    """A buffer of at least `size` bytes for C to fill: this thread's reused one for bulk
-    sizes, else a fresh one. Pass a secret output to wipe_reused() once it is copied out."""
-    if size < REUSED_MIN or size > REUSED_MAX:
-        return _new_uninitialised("char[]", size)
-    local = _scratch
-    if local.large_size < size:
-        local.large = _new_uninitialised("char[]", size)
-        local.large_size = size
-    return local.large
-
-
-def wipe_reused(buffer: Any, size: int) -> None:
-    """Zero a secret output once it is copied out, whether `buffer` stays alive (this
-    thread's reused one) or is freed next (a fresh one): freed heap keeps what it held, and
-    the next allocation, a core file or a heap dump would show it."""
+def wipe(buffer: Any, size: int) -> None:
+    """Zero a native output that held a secret once it is copied out: freed heap keeps what
+    it held, and the next allocation, a core file or a heap dump would show it. (The _fast
+    calls have no such copy: their result bytes is the only one.)"""
     lib.archcrypt_wipe(buffer, size)
 
 
-SCRATCH_SIZE: Final = 64  # the largest digest (SHA-512) and tag
-# `scratch.buffer`: this thread's SCRATCH_SIZE-byte output buffer (attribute access, not a
-# call: the hot paths read it once per call).
-scratch: Final = _Scratch()
-_scratch: Final = scratch
-# `allocate("char[]", n)`: a fresh output buffer C overwrites in full (no memset), for the
-# hot paths that cannot afford the call to output().
-allocate: Final[Any] = _new_uninitialised
-
-
 class _State:
-    """`state.ready`: init() has succeeded (one attribute read per call in the hot paths)."""
+    """`state.ready`: init() has succeeded. (archcrypt._fast checks the same on its own.)"""
 
     __slots__ = ("ready",)
 
@@ -140,7 +120,7 @@ def raise_status(status: int, context: str, *, explained: bool = False) -> NoRet
     explained: the call leaves a specific reason in archcrypt_last_error() (the
     dispatch calls do); use it instead of the generic status text.
     """
-    cls = _STATUS_ERRORS.get(status, errors.ArchcryptError)
+    cls = fast.error_class(status)  # the one status -> exception table, _fast's
     detail = status_message(status) or f"status {status}"
     if explained or status == int(lib.ARCHCRYPT_ERR_CONFIG):
         detail = last_error() or detail
@@ -150,14 +130,6 @@ def raise_status(status: int, context: str, *, explained: bool = False) -> NoRet
 def check(status: int, context: str, *, explained: bool = False) -> None:
     if status != OK:
         raise_status(status, context, explained=explained)
-
-
-def arg(data: BytesLike, name: str) -> Any:
-    """What a `const uint8_t *` parameter takes: bytes as they are (cffi passes their
-    storage), any other contiguous buffer through a zero-copy view."""
-    if type(data) is bytes:
-        return data
-    return view(data, name)[0]
 
 
 def view(data: BytesLike, name: str) -> tuple[Any, int]:
@@ -188,10 +160,6 @@ def output(size: int) -> Any:
 
 # ffi.unpack of a char[] is bytes: the one copy out of C memory.
 to_bytes: Final[Callable[[Any, int], bytes]] = ffi.unpack
-
-
-def length_error(name: str, expected: int, got: int) -> errors.InvalidInputError:
-    return errors.InvalidInputError(f"{name} must be {expected} bytes, got {got}")
 
 
 def require_gc(pointer: Any, destructor: Any, what: str) -> Any:

@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
-from . import errors
-from ._lib import (
-    REUSED_MIN,
-    BytesLike,
-    allocate,
-    arg,
-    bulk_output,
-    init,
-    lib,
-    raise_status,
-    require_gc,
-    to_bytes,
-    view,
-    wipe_reused,
-)
+from ._lib import BytesLike, fast, lib
 
 __all__ = [
     "CAMELLIA_BLOCK_SIZE",
@@ -36,50 +22,31 @@ CAMELLIA_KEY_SIZES: Final[tuple[int, ...]] = (
 CAMELLIA_BLOCK_SIZE: Final[int] = lib.ARCHCRYPT_CAMELLIA_BLOCK_SIZE
 
 
-_encrypt: Final = lib.archcrypt_camellia_ecb_encrypt
-_decrypt: Final = lib.archcrypt_camellia_ecb_decrypt
+_new_key: Final = fast.camellia_key
+_encrypt: Final = fast.camellia_ecb_encrypt
+_decrypt: Final = fast.camellia_ecb_decrypt
 
 
 class Camellia:
-    """An expanded Camellia key; safe to share between threads (C only reads it)."""
+    """An expanded Camellia key; safe to share between threads (C only reads it). The key
+    schedule lives in C, freed and wiped with this object."""
 
     __slots__ = ("_key", "key_size")
 
     def __init__(self, key: BytesLike) -> None:
-        key_c, key_len = view(key, "key")
-        if key_len not in CAMELLIA_KEY_SIZES:
-            raise errors.InvalidInputError(
-                f"Camellia key must be 16, 24 or 32 bytes, got {key_len}"
-            )
-        init()
-        self.key_size = key_len
-        self._key = require_gc(
-            lib.archcrypt_camellia_new(key_c, key_len), lib.archcrypt_camellia_free, "camellia"
-        )
-
-    def _run(self, function: Any, data: BytesLike, what: str) -> bytes:
-        if type(data) is not bytes:
-            data = arg(data, "data")
-        length = len(data)
-        if length % CAMELLIA_BLOCK_SIZE:
-            raise errors.InvalidInputError(
-                f"data must be a multiple of {CAMELLIA_BLOCK_SIZE} bytes, got {length}"
-            )
-        out = allocate("char[]", length) if length < REUSED_MIN else bulk_output(length)
-        status = function(self._key, out, data, length)
-        if status:
-            raise_status(status, what)
-        result = to_bytes(out, length)
-        wipe_reused(out, length)  # one of the two directions is a plaintext
-        return result
+        # _fast checks the type and the length (16, 24 or 32 bytes)
+        self._key = _new_key(key)
+        self.key_size: int = memoryview(key).nbytes
 
     def encrypt_ecb(self, data: BytesLike) -> bytes:
         """Encrypt whole 16-byte blocks independently."""
-        return self._run(_encrypt, data, "camellia encrypt")
+        result: bytes = _encrypt(self._key, data)
+        return result
 
     def decrypt_ecb(self, data: BytesLike) -> bytes:
         """Decrypt whole 16-byte blocks independently."""
-        return self._run(_decrypt, data, "camellia decrypt")
+        result: bytes = _decrypt(self._key, data)
+        return result
 
 
 def camellia_ecb_encrypt(key: BytesLike, data: BytesLike) -> bytes:

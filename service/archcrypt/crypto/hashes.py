@@ -4,22 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 from . import errors
 from ._lib import (
     BytesLike,
     StreamingContext,
-    arg,
     check,
+    fast,
     ffi,
     init,
     lib,
     output,
-    raise_status,
     require_gc,
-    scratch,
-    state,
     to_bytes,
     view,
 )
@@ -67,27 +64,18 @@ def _unknown(algorithm: object) -> errors.UnknownAlgorithmError:
     )
 
 
-# algorithm -> (hash id, digest size), one lookup per call
-_ONE_SHOT: Final = {name: (_HASH_IDS[name], DIGEST_SIZES[name]) for name in HASH_ALGORITHMS}.get
-_hash: Final = lib.archcrypt_hash
+# algorithm -> its _fast entry point, one lookup per call
+_DIGEST: Final[dict[str, Any]] = {name: getattr(fast, name) for name in HASH_ALGORITHMS}
 
 
 def digest(algorithm: str, data: BytesLike) -> bytes:
     """One-shot hash of data."""
-    entry = _ONE_SHOT(algorithm) if isinstance(algorithm, str) else None
-    if entry is None:
-        raise _unknown(algorithm)
-    hid, size = entry
-    if not state.ready:
-        init()
-    if type(data) is not bytes:
-        data = arg(data, "data")
-    # The digest is public: C writes it to this thread's scratch buffer, copied out once.
-    out = scratch.buffer
-    status = _hash(hid, out, data, len(data))
-    if status:
-        raise_status(status, algorithm)
-    return to_bytes(out, size)
+    try:
+        function = _DIGEST[algorithm]
+    except (KeyError, TypeError):
+        raise _unknown(algorithm) from None
+    result: bytes = function(data)
+    return result
 
 
 def digest_many(algorithm: str, messages: Sequence[BytesLike]) -> list[bytes]:

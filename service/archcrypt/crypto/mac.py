@@ -4,24 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 from . import errors
-from ._lib import (
-    BytesLike,
-    StreamingContext,
-    arg,
-    init,
-    length_error,
-    lib,
-    raise_status,
-    require_gc,
-    scratch,
-    state,
-    to_bytes,
-    view,
-    view_exact,
-)
+from ._lib import BytesLike, StreamingContext, fast, init, lib, require_gc, view, view_exact
 from .hashes import DIGEST_SIZES, HASH_ALGORITHMS, hash_id
 
 __all__ = ["MAC_ALGORITHMS", "TAG_SIZES", "Hmac", "Poly1305", "mac", "mac_verify", "tag_size"]
@@ -33,12 +19,13 @@ TAG_SIZES: Final[Mapping[str, int]] = MappingProxyType(
     {"poly1305": POLY1305_TAG_SIZE}
     | {f"hmac-{name}": DIGEST_SIZES[name] for name in HASH_ALGORITHMS}
 )
-# HMAC name -> (hash id, tag size)
-_HMAC: Final = {f"hmac-{name}": (hash_id(name), DIGEST_SIZES[name]) for name in HASH_ALGORITHMS}.get
-_poly1305: Final = lib.archcrypt_poly1305
-_poly1305_verify: Final = lib.archcrypt_poly1305_verify
-_hmac: Final = lib.archcrypt_hmac
-_hmac_verify: Final = lib.archcrypt_hmac_verify
+# MAC name -> its _fast entry points, one lookup per call
+_MAC: Final[dict[str, Any]] = {
+    name: getattr(fast, name.replace("-", "_")) for name in MAC_ALGORITHMS
+}
+_VERIFY: Final[dict[str, Any]] = {
+    name: getattr(fast, f"{name.replace('-', '_')}_verify") for name in MAC_ALGORITHMS
+}
 
 
 def _hmac_hash(algorithm: str) -> str:
@@ -62,53 +49,24 @@ def tag_size(algorithm: str) -> int:
 
 def mac(algorithm: str, key: BytesLike, data: BytesLike) -> bytes:
     """One-shot tag. Poly1305 takes a 32-byte one-time key; HMAC keys have any length."""
-    if not state.ready:
-        init()
-    if type(key) is not bytes:
-        key = arg(key, "key")
-    if type(data) is not bytes:
-        data = arg(data, "data")
-    # Tags are sent to the peer, not secret: C writes them to this thread's scratch buffer.
-    out = scratch.buffer
-    if algorithm == "poly1305":
-        if len(key) != POLY1305_KEY_SIZE:
-            raise length_error("key", POLY1305_KEY_SIZE, len(key))
-        status = _poly1305(out, data, len(data), key)
-        size = POLY1305_TAG_SIZE
-    else:
-        entry = _HMAC(algorithm) if isinstance(algorithm, str) else None
-        if entry is None:
-            _hmac_hash(algorithm)  # raises UnknownAlgorithmError
-        hid, size = entry  # type: ignore[misc]
-        status = _hmac(hid, out, key, len(key), data, len(data))
-    if status:
-        raise_status(status, algorithm)
-    return to_bytes(out, size)
+    try:
+        function = _MAC[algorithm]
+    except (KeyError, TypeError):
+        _hmac_hash(algorithm)  # raises UnknownAlgorithmError
+        raise
+    result: bytes = function(key, data)
+    return result
 
 
 def mac_verify(algorithm: str, key: BytesLike, data: BytesLike, tag: BytesLike) -> bool:
     """Constant-time (in C) check of a full-length tag; a tag of another length is an error."""
-    size = tag_size(algorithm)
-    if not state.ready:
-        init()
-    if type(tag) is not bytes:
-        tag = arg(tag, "tag")
-    if len(tag) != size:
-        raise length_error("tag", size, len(tag))
-    if type(key) is not bytes:
-        key = arg(key, "key")
-    if type(data) is not bytes:
-        data = arg(data, "data")
-    if algorithm == "poly1305":
-        if len(key) != POLY1305_KEY_SIZE:
-            raise length_error("key", POLY1305_KEY_SIZE, len(key))
-        result = _poly1305_verify(tag, data, len(data), key)
-    else:
-        hid, _ = _HMAC(algorithm)  # type: ignore[misc]
-        result = _hmac_verify(hid, tag, size, key, len(key), data, len(data))
-    if result < 0:
-        raise_status(result, f"{algorithm} verify")
-    return bool(result == 1)
+    try:
+        function = _VERIFY[algorithm]
+    except (KeyError, TypeError):
+        _hmac_hash(algorithm)  # raises UnknownAlgorithmError
+        raise
+    result: bool = function(key, data, tag)
+    return result
 
 
 class Poly1305(StreamingContext):
