@@ -24,6 +24,7 @@ from .api.system import bench_router
 from .config import Settings
 from .docs import install_docs
 from .errors import install_problem_handlers
+from .fastpath import install as install_fast_path
 from .guard import install as install_guard
 from .middleware import BodyLimitMiddleware, RequestMiddleware
 from .openapi import complete_openapi
@@ -155,6 +156,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         install_docs(app)
     # Last: it guards every route included above, and refuses routes it cannot guard.
     install_guard(app, settings, state.metrics)
+    if settings.fast_path:
+        install_fast_path(app)  # innermost: inside the guard
     # The routes' own document (problem+json, their request models), then security's.
     complete_openapi(app, base=lambda: problem_openapi(FastAPI.openapi(app)))
     return app

@@ -54,6 +54,15 @@ def audit_record(scope: Mapping[str, Any]) -> AuditRecord | None:
     return record if isinstance(record, AuditRecord) else None
 
 
+def set_outcome(scope: Mapping[str, Any], outcome: str) -> None:
+    """Say how this request's operation ended where its status does not: a MAC that does
+    not verify answers 200 {"valid": false}, and is audited as "auth_failed"."""
+    assert outcome in OUTCOMES
+    record = audit_record(scope)
+    if record is not None:
+        record.outcome = outcome
+
+
 @dataclass(slots=True)
 class AuditRecord:
     """One operation, filled in along the request path (the guard, then the route)."""
@@ -74,31 +83,45 @@ class AuditRecord:
     started: float = 0.0
 
     def line(self, now: float) -> str:
-        """The JSON line. Written out by hand around the C string encoder: json.dumps builds
-        an encoder per call, several times the cost of the rest of the request's audit."""
-        outcome = self.outcome or outcome_of(self.status)
-        duration = round((time.perf_counter() - self.started) * 1000, 3)
-        parts = [
-            f'{{"time":"{_rfc3339(now)}","request_id":{_str(self.request_id)}',
-            f',"operation":{_str(self.operation)},"route":{_str(self.route)}',
-            f',"outcome":{_str(outcome)},"status":{int(self.status)}',
-            f',"token":{_str(self.token)},"client":{_str(self.client)}',
-            f',"request_bytes":{int(self.request_bytes)},"duration_ms":{duration!r}',
-        ]
+        """The JSON line: one %-format around the C string encoder (json.dumps builds an
+        encoder per call, and per-field f-strings, round() and float repr cost more than
+        the rest of the request's audit; the figures are in BENCHMARKS.md)."""
+        seconds = int(now)
+        if seconds != _second[0]:
+            _second[:] = [seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))]
+        tail = ""
         if self.algorithm is not None:
-            parts.append(f',"algorithm":{_str(self.algorithm)}')
+            tail = ',"algorithm":' + _encode(self.algorithm)
         if self.key is not None:
-            parts.append(f',"key":{_str(self.key)}')
-        for name in ("key_version", "items", "response_bytes"):
-            value = getattr(self, name)
-            if value is not None:
-                parts.append(f',"{name}":{int(value)}')
-        parts.append("}\n")
-        return "".join(parts)
+            tail += ',"key":' + _encode(self.key)
+        if self.key_version is not None:
+            tail += f',"key_version":{self.key_version:d}'
+        if self.items is not None:
+            tail += f',"items":{self.items:d}'
+        if self.response_bytes is not None:
+            tail += f',"response_bytes":{self.response_bytes:d}'
+        request_id, token, client = self.request_id, self.token, self.client
+        return _LINE % (
+            _second[1],
+            int((now - seconds) * 1000),
+            "null" if request_id is None else _encode(request_id),
+            _encode(self.operation),
+            _encode(self.route),
+            _encode(self.outcome or outcome_of(self.status)),
+            self.status,
+            "null" if token is None else _encode(token),
+            "null" if client is None else _encode(client),
+            self.request_bytes,
+            (time.perf_counter() - self.started) * 1000,
+            tail,
+        )
 
 
-def _str(value: str | None) -> str:
-    return "null" if value is None else encode_basestring_ascii(value)
+_LINE: Final = (
+    '{"time":"%s.%03dZ","request_id":%s,"operation":%s,"route":%s,"outcome":%s,"status":%d,'
+    '"token":%s,"client":%s,"request_bytes":%d,"duration_ms":%.3f%s}\n'
+)
+_encode: Final = encode_basestring_ascii
 
 
 def outcome_of(status: int) -> str:
@@ -118,14 +141,6 @@ def outcome_of(status: int) -> str:
 
 
 _second: list[Any] = [-1, ""]  # the last second formatted, and its text
-
-
-def _rfc3339(epoch: float) -> str:
-    seconds = int(epoch)
-    millis = int((epoch - seconds) * 1000)
-    if seconds != _second[0]:
-        _second[:] = [seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))]
-    return f"{_second[1]}.{millis:03d}Z"
 
 
 class AuditSink:

@@ -14,6 +14,7 @@ A route declares what it needs in one place, `Operation` (below): the scope temp
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -84,6 +85,13 @@ def scope_grants(held: str, required: str) -> bool:
     return held_name in ("*", name) and held_op in ("*", op)
 
 
+@functools.lru_cache(maxsize=4096)
+def _grants(scopes: tuple[str, ...], required: str) -> bool:
+    """Whether any of `scopes` grants `required`: asked on every request with one of a few
+    (scopes, scope) pairs, so the answer is kept (bounded; key names make scopes many)."""
+    return any(scope_grants(held, required) for held in scopes)
+
+
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -102,7 +110,7 @@ class TokenRecord:
         return self.expires is not None and (now or time.time()) >= self.expires.timestamp()
 
     def allows(self, required: str) -> bool:
-        return any(scope_grants(held, required) for held in self.scopes)
+        return _grants(self.scopes, required)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -236,12 +244,20 @@ class TokenStore:
     last good set and logs once per change, so a half-written Secret never locks users out."""
 
     RECHECK_SECONDS: Final = 1.0
+    # Tokens seen recently and found, by the presented string: a dict hit instead of a
+    # SHA-256 per request. Only found tokens enter (an unknown one is never remembered,
+    # whoever sends it), the cache is dropped whenever the file is re-read (a revocation
+    # holds within the recheck second, as before) and it is bounded. A dict lookup compares
+    # strings only after their 64-bit keyed hashes matched, so its time says nothing about
+    # how close a guess came, as with the lookup by SHA-256.
+    TOKEN_CACHE_SIZE: Final = 1024
 
     def __init__(self, path: Path, on_error: Any = None) -> None:
         self.path = path
         self._on_error = on_error
         self._lock = threading.Lock()
         self._by_hash: dict[str, TokenRecord] = {}
+        self._by_token: dict[str, TokenRecord] = {}
         self._stamp: tuple[int, int, int] | None = None
         self._checked = 0.0
         self.reload(strict=True)
@@ -262,6 +278,7 @@ class TokenStore:
             self._stamp = None  # try again next time
             return
         self._by_hash = {r.sha256: r for r in records}
+        self._by_token = {}
         self._stamp = stamp
 
     def _maybe_reload(self) -> None:
@@ -284,7 +301,14 @@ class TokenStore:
         """The record of a presented token, or None. Looked up by hash, so the time taken
         says nothing about how close a guess was."""
         self._maybe_reload()
-        return self._by_hash.get(hash_token(token))
+        record = self._by_token.get(token)
+        if record is None:
+            record = self._by_hash.get(hash_token(token))
+            if record is not None:
+                if len(self._by_token) >= self.TOKEN_CACHE_SIZE:
+                    self._by_token = {}
+                self._by_token[token] = record
+        return record
 
 
 # ---- what an operation requires -------------------------------------------------------------

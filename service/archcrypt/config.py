@@ -228,6 +228,14 @@ class Settings(BaseSettings):
     docs_enabled: bool = Field(
         default=True, description="/docs: Swagger UI served from this process, no CDN."
     )
+    fast_path: bool = Field(
+        default=True,
+        description=(
+            "Operation routes go from the middleware straight to their endpoint through a "
+            "route table read from FastAPI's routes at start-up (archcrypt/fastpath.py); "
+            "false: through FastAPI's router, as every other route does. Same answers."
+        ),
+    )
 
     @model_validator(mode="after")
     def _tls_pair(self) -> Self:

@@ -257,11 +257,16 @@ class Security:
         self.budget = MemoryBudget(settings.memory_budget_bytes, settings.budget_wait_seconds)
         self.metrics.budget_capacity.set(settings.memory_budget_bytes)
         # Read at scrape time where one process serves (nothing per request); several
-        # workers each write theirs as requests come and go (livesum adds them).
+        # workers each write theirs (livesum adds them) when their metrics flush, once an
+        # event-loop turn: a gauge write there is an mmap'd file's, too dear per request.
         self.live_budget_gauge = metrics.multiprocess_dir is not None
-        if not self.live_budget_gauge:
-            budget = self.budget
-            self.metrics.budget_in_use.set_function(lambda: budget.in_use)
+        budget, in_use = self.budget, self.metrics.budget_in_use
+        if self.live_budget_gauge:
+            self.touch_budget = metrics.touch
+            metrics.on_flush(lambda: in_use.set(budget.in_use))
+        else:
+            self.touch_budget = _nothing
+            in_use.set_function(lambda: budget.in_use)
         self.audit = AuditSink(settings.audit_log, settings.audit_fail_closed)
         worst = max(
             self.costs.cost("application/json", self.json_limit or settings.max_body_bytes),
@@ -314,7 +319,7 @@ class RouteTable:
     def __init__(self, document: Mapping[str, Any]) -> None:
         self._static: dict[tuple[str, str], tuple[Operation, str]] = {}
         self._templated: list[tuple[str, re.Pattern[str], Operation, str]] = []
-        self._cache: dict[tuple[str, str], tuple[Operation, str, dict[str, str]] | None] = {}
+        self._cache: dict[tuple[str, str], Resolved | None] = {}
         self.undeclared: list[str] = []
         self.operations: dict[tuple[str, str], Operation] = {}
         for path, item in document.get("paths", {}).items():
@@ -349,26 +354,56 @@ class RouteTable:
         return op
 
     def match(self, method: str, path: str) -> tuple[Operation, str, dict[str, str]] | None:
+        """(operation, route template, path parameters), or None outside the table."""
+        found = self.resolve(method, path)
+        return None if found is None else (found.op, found.template, dict(found.params))
+
+    def resolve(self, method: str, path: str) -> Resolved | None:
+        """What the guard needs of `method path`, worked out once per path (cached)."""
         key = (method, path)
         try:
             return self._cache[key]
         except KeyError:
             pass
-        found: tuple[Operation, str, dict[str, str]] | None = None
+        found: Resolved | None = None
         static = self._static.get(key)
         if static is not None:
-            found = (static[0], static[1], {})
+            found = Resolved.of(static[0], static[1], {})
         else:
             for route_method, pattern, op, template in self._templated:
                 if route_method == method:
                     m = pattern.fullmatch(path)
                     if m is not None:
-                        found = (op, template, m.groupdict())
+                        found = Resolved.of(op, template, m.groupdict())
                         break
         if len(self._cache) >= self.CACHE_SIZE:
             self._cache.clear()
         self._cache[key] = found
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A request's operation, with what follows from its path alone computed once: the
+    scope it needs, and the path values fit for the audit line."""
+
+    op: Operation
+    template: str
+    params: Mapping[str, str]
+    required: str | None  # the scope (None: any valid token, or public)
+    algorithm: str | None  # the path's algorithm, when it looks like one
+    key: str | None  # the path's key name, when it looks like one
+
+    @classmethod
+    def of(cls, op: Operation, template: str, params: Mapping[str, str]) -> Resolved:
+        algorithm = params.get("algorithm")
+        if algorithm is not None and not _ALGORITHM_VALUE.fullmatch(algorithm):
+            algorithm = None
+        key: str | None = None
+        if op.key_param is not None:
+            name = params.get(op.key_param, "")
+            key = name if KEY_NAME_PATTERN.fullmatch(name) else None
+        return cls(op, template, params, op.required_scope(params), algorithm, key)
 
 
 def _compile(template: str) -> re.Pattern[str]:
@@ -382,14 +417,27 @@ def _compile(template: str) -> re.Pattern[str]:
 
 # Path values land in the audit log only when they look like what they name.
 _ALGORITHM_VALUE: Final = re.compile(r"[a-z0-9-]{1,32}")
-_UNKNOWN: Final = Operation("unknown")  # outside the table: any valid token
+# Outside the table: any valid token (or, on a public prefix, none).
+_UNMATCHED: Final = Resolved(Operation("unknown"), "unmatched", {}, None, None, None)
+_UNMATCHED_PUBLIC: Final = Resolved(PUBLIC, "unmatched", {}, None, None, None)
+
+
+_SECURITY_NAMES: Final = frozenset(name for name, _ in SECURITY_HEADERS)
 
 
 def _with_security_headers(message: Message) -> Message:
-    headers = list(message.get("headers", ()))
+    """The response start with SECURITY_HEADERS added where the app did not set them."""
+    headers = message.get("headers", ())
+    for name, _ in headers:
+        if name.lower() in _SECURITY_NAMES:
+            break
+    else:  # the usual case: none set, all added
+        return {**message, "headers": [*headers, *SECURITY_HEADERS]}
     present = {name.lower() for name, _ in headers}
-    headers.extend(h for h in SECURITY_HEADERS if h[0] not in present)
-    return {**message, "headers": headers}
+    if present >= _SECURITY_NAMES:  # problem responses set them themselves
+        return message
+    missing = [h for h in SECURITY_HEADERS if h[0] not in present]
+    return {**message, "headers": [*headers, *missing]}
 
 
 class SecurityMiddleware:
@@ -403,24 +451,18 @@ class SecurityMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        table = self.security.table
         method = scope["method"]
-        found = table.match("GET" if method == "HEAD" else method, scope["path"])
-        if method == "HEAD" and found is not None:
+        found = self.security.table.resolve("GET" if method == "HEAD" else method, scope["path"])
+        if found is None:
+            found = _UNMATCHED_PUBLIC if scope["path"].startswith(_PUBLIC_PREFIXES) else _UNMATCHED
+        elif method == "HEAD":
             # RFC 9110: a GET resource answers HEAD. The route sees a GET; the server,
             # whose own scope still says HEAD, sends no body.
             scope = {**scope, "method": "GET"}
-        if found is None:
-            op, template = _UNKNOWN, "unmatched"
-            params: dict[str, str] = {}
-            if scope["path"].startswith(_PUBLIC_PREFIXES):
-                op = PUBLIC
-        else:
-            op, template, params = found
-        if op.public:
+        if found.op.public:
             await self.app(scope, receive, self._public_send(send))
             return
-        await self._operation(scope, receive, send, op, template, params)
+        await self._operation(scope, receive, send, found)
 
     @staticmethod
     def _public_send(send: Send) -> Send:
@@ -445,31 +487,19 @@ class SecurityMiddleware:
         response = problem_response(Request(scope), problem, detail, headers=headers)
         await response(scope, receive, send)
 
-    async def _operation(
-        self,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        op: Operation,
-        template: str,
-        params: Mapping[str, str],
-    ) -> None:
+    async def _operation(self, scope: Scope, receive: Receive, send: Send, found: Resolved) -> None:
         security = self.security
+        op = found.op
         client = scope.get("client")
         record = AuditRecord(
             request_id=scope.get(REQUEST_ID_SCOPE_KEY),
             operation=op.name,
-            route=template,
+            route=found.template,
             client=client[0] if client else None,
+            algorithm=found.algorithm,
+            key=found.key,
             started=perf_counter(),
         )
-        algorithm = params.get("algorithm")
-        if algorithm is not None and _ALGORITHM_VALUE.fullmatch(algorithm):
-            record.algorithm = algorithm
-        if op.key_param is not None:
-            name = params.get(op.key_param, "")
-            if KEY_NAME_PATTERN.fullmatch(name):
-                record.key = name
         scope[AUDIT_SCOPE_KEY] = record
         sink = security.audit
 
@@ -503,7 +533,7 @@ class SecurityMiddleware:
             await send(message)
 
         try:
-            await self._guarded(scope, receive, audited_send, op, record, params)
+            await self._guarded(scope, receive, audited_send, found, record)
         except _WithheldError:
             return
         finally:
@@ -514,15 +544,10 @@ class SecurityMiddleware:
                     security.metrics.audit_failures.inc()
 
     async def _guarded(
-        self,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        op: Operation,
-        record: AuditRecord,
-        params: Mapping[str, str],
+        self, scope: Scope, receive: Receive, send: Send, found: Resolved, record: AuditRecord
     ) -> None:
         security = self.security
+        op = found.op
         policy = security.policy
         bucket_key: str | None = None
         limiter: RateLimiter | None = None
@@ -556,7 +581,7 @@ class SecurityMiddleware:
                 )
                 return
             record.token = holder.name
-            required = op.required_scope(params)
+            required = found.required
             if required is not None and not holder.allows(required):
                 await self._refuse(
                     scope,
@@ -623,8 +648,7 @@ class SecurityMiddleware:
                 {"Retry-After": "1"},
             )
             return
-        if security.live_budget_gauge:
-            security.metrics.budget_in_use.set(security.budget.in_use)
+        security.touch_budget()
 
         is_json = media == "application/json" or media.endswith("+json")
         counter = (
@@ -663,16 +687,18 @@ class SecurityMiddleware:
                         "The service is at its memory budget; retry shortly.",
                         headers={"Retry-After": "1"},
                     ) from None
-                if security.live_budget_gauge:
-                    security.metrics.budget_in_use.set(security.budget.in_use)
+                security.touch_budget()
             return message
 
         try:
             await self.app(scope, guarded_receive, send)
         finally:
             reservation.release()
-            if security.live_budget_gauge:
-                security.metrics.budget_in_use.set(security.budget.in_use)
+            security.touch_budget()
+
+
+def _nothing() -> None:
+    pass
 
 
 def _insufficient_scope(required: str) -> str:

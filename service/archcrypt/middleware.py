@@ -65,7 +65,7 @@ class RequestMiddleware:
         self.metrics = metrics
         # Ids need to be unique and unguessable across instances, not secret: a random
         # 64-bit prefix per process and a counter, instead of a getrandom() call per request.
-        self._prefix = os.urandom(8).hex()
+        self._prefix = os.urandom(8).hex().encode("ascii")
         self._counter = itertools.count()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -81,7 +81,7 @@ class RequestMiddleware:
                     request_id = value
                 break
         if request_id is None:
-            request_id = b"%s%016x" % (self._prefix.encode("ascii"), next(self._counter))
+            request_id = b"%s%016x" % (self._prefix, next(self._counter))
         scope[REQUEST_ID_SCOPE_KEY] = request_id.decode("ascii")
         header = (REQUEST_ID_HEADER, request_id)
         # Stays 500 when the app raises before responding: ServerErrorMiddleware, outside
@@ -92,12 +92,14 @@ class RequestMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                headers = list(message.get("headers", ()))
                 # Problem responses set it themselves (the 500 path bypasses this wrapper);
                 # Starlette sends header names in lower case.
-                if not any(name == REQUEST_ID_HEADER for name, _ in headers):
-                    headers.append(header)
-                    message = {**message, "headers": headers}
+                headers = message.get("headers", ())
+                for name, _ in headers:
+                    if name == REQUEST_ID_HEADER:
+                        break
+                else:
+                    message = {**message, "headers": [*headers, header]}
             await send(message)
 
         try:

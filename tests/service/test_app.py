@@ -188,6 +188,48 @@ def test_base64_canonical_check_agrees_with_the_standard_library_on_every_tail()
         assert accepted == canonical, tail
 
 
+def test_base64_decoding_agrees_with_the_standard_library_on_any_text() -> None:
+    # short values and long take different decoders (binascii, pybase64): either way a text
+    # is accepted exactly when the stdlib's validating decoder takes it and re-encodes it
+    # unchanged, and decodes to the same bytes. Random texts near the canonical spelling
+    # (a stray "=", whitespace, URL-safe digits, non-ASCII), both sides of the switch. ~0.3 s
+    import random
+
+    from archcrypt.api.wire import _SHORT, b64decode
+
+    rng = random.Random(10)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    noise = "====-_ \n\r\t.\x00\u00e9"
+
+    def reference(text: str) -> bytes | None:
+        try:
+            decoded = base64.b64decode(text, validate=True)
+        except ValueError:
+            return None
+        return decoded if base64.b64encode(decoded).decode() == text else None
+
+    texts = ["", "=", "==", "====", "QUJD====", "QQ==QQ==", "QUJD=QUJD"]
+    for _ in range(20000):
+        size = rng.choice((rng.randrange(0, 40), rng.randrange(_SHORT * 3 // 4 - 8, _SHORT)))
+        text = base64.b64encode(rng.randbytes(size)).decode()
+        for _ in range(rng.randrange(0, 3)):
+            at, char = rng.randrange(len(text) + 1), rng.choice(alphabet + noise)
+            text = rng.choice((text[:at] + char + text[at:], text[:at] + char + text[at + 1 :]))
+        texts.append(text + "=" * rng.choice((0, 0, 0, 1, 2, 4)))
+    assert sum(len(t) > _SHORT for t in texts) > 1000 and sum(len(t) <= 44 for t in texts) > 5000
+    accepted = 0
+    for text in texts:
+        expected = reference(text)
+        for spelled in (text, text.encode()):  # JSON fields are str, headers bytes
+            try:
+                got: bytes | None = b64decode(spelled)
+            except ValueError:
+                got = None
+            assert got == expected, spelled
+        accepted += expected is not None
+    assert 3000 < accepted < len(texts) - 3000  # both answers are well represented
+
+
 def test_operation_routes_refuse_parameters_they_would_not_resolve() -> None:
     # an OperationRoute skips dependency solving, so a dependency must fail loudly at
     # definition time rather than never run

@@ -6,6 +6,7 @@ a hop that costs more than the whole crypto call of a small request.
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import AsyncIterable, Callable, Coroutine
 from dataclasses import dataclass, field
 from time import perf_counter
@@ -94,6 +95,32 @@ class CryptoRunner:
         Chunks are absorbed inline: the server hands them over at most a read buffer at a
         time (64-256 KiB, tens of microseconds of hashing), so a thread hop per chunk
         would cost more than the chunk and the loop never waits longer than one chunk."""
+        result = await self._stream(operation, algorithm, context, chunks, None)
+        assert isinstance(result, bytes)
+        return result
+
+    async def stream_verify(
+        self,
+        operation: str,
+        algorithm: str,
+        context: crypto.Hmac | crypto.Poly1305,
+        chunks: AsyncIterable[bytes],
+        tag: bytes,
+    ) -> bool:
+        """Like stream(), then whether the tag equals `tag` (constant time); a mismatch is
+        counted as auth_failed, as mac_verify's False is."""
+        result = await self._stream(operation, algorithm, context, chunks, tag)
+        assert isinstance(result, bool)
+        return result
+
+    async def _stream(
+        self,
+        operation: str,
+        algorithm: str,
+        context: crypto.Hash | crypto.Hmac | crypto.Poly1305,
+        chunks: AsyncIterable[bytes],
+        expected: bytes | None,
+    ) -> bytes | bool:
         nbytes = 0
         busy = 0.0  # time in the kernel itself; waiting for the network is not the operation's
         outcome = "error"
@@ -106,9 +133,10 @@ class CryptoRunner:
                     busy += perf_counter() - start
                     nbytes += len(chunk)
             start = perf_counter()
-            result = context.finalize()
+            digest = context.finalize()
+            result = digest if expected is None else hmac.compare_digest(digest, expected)
             busy += perf_counter() - start
-            outcome = "ok"
+            outcome = "auth_failed" if result is False else "ok"
             return result
         except ContentTooLarge:
             outcome = "invalid_input"

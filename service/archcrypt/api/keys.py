@@ -38,6 +38,7 @@ from fastapi import APIRouter, Depends, FastAPI, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .. import crypto
+from ..audit import set_outcome
 from ..errors import (
     AUTHENTICATION_FAILED,
     CONTENT_TOO_LARGE,
@@ -571,7 +572,12 @@ async def _single(
     except Exception as exc:
         ops.observe(call.name, call.operation, exc)
         raise
-    ops.observe(call.name, call.operation, None)
+    if isinstance(result, KeyVerifyResponse) and not result.valid:
+        # a 200, but the tag is not this data's under any version of the key
+        ops.metrics.observe(call.name, call.operation, "auth_failed")
+        set_outcome(request.scope, "auth_failed")
+    else:
+        ops.observe(call.name, call.operation, None)
     version = getattr(result, "key_version", None)
     if version is not None:
         request.scope[KEY_VERSION_KEY] = version
