@@ -23,23 +23,26 @@ test-native test-service test-cross: setup
 selftest:
 	$(MAKE) -C native check
 
-# archcrypt vs OpenSSL, libsodium, libgcrypt (C) and pyca/cryptography, hashlib (Python),
-# side by side in one run (~4 min; installs the peers' -dev packages when root).
-# bench-md also rewrites BENCHMARKS.md. Per-row tables without peers: `make -C native
-# bench-run`, `archcrypt bench`.
+# The benchmarks (one tree, bench/; README "Benchmarks"). archcrypt vs OpenSSL, libsodium,
+# libgcrypt (C) and pyca/cryptography, hashlib (Python), side by side in one run (~4 min;
+# installs the peers' -dev packages when root). bench-md also rewrites BENCHMARKS.md.
+# Per-row tables without peers: `make -C native bench-run`, `archcrypt bench`.
 bench: setup
-	PY=$(PY) BENCH_COMMAND='make bench' scripts/bench-peers.sh
+	PY=$(PY) BENCH_COMMAND='make bench' bench/run.sh
 
 bench-md: setup
-	PY=$(PY) BENCH_COMMAND='make bench-md' scripts/bench-peers.sh --write BENCHMARKS.md
+	PY=$(PY) BENCH_COMMAND='make bench-md' bench/run.sh --write BENCHMARKS.md
 
-# ppc64le instructions per byte under qemu (POWER8/9/10): archcrypt against Debian's ppc64el
-# libgcrypt, OpenSSL, libsodium and Go's x/crypto; rewrites that section of BENCHMARKS.md
-# (~20 min; installs qemu-user, golang and the plugin's sources when root). Not a test.
-.PHONY: bench-insn
-bench-insn:
-	bench/insn/setup.sh
-	python3 bench/insn/run.py --write BENCHMARKS.md
+# Instructions per byte under qemu (bench/insn): archcrypt against Debian's libgcrypt,
+# OpenSSL, libsodium for that arch and Go's x/crypto, on each CPU model that changes a
+# dispatch choice; each rewrites its arch's section of BENCHMARKS.md (~20 min each; installs
+# qemu-user, golang and the plugin's sources when root). Not a test.
+INSN_ARCHES := ppc64le arm64
+.PHONY: bench-insn $(addprefix bench-insn-,$(INSN_ARCHES))
+bench-insn: $(addprefix bench-insn-,$(INSN_ARCHES))
+$(addprefix bench-insn-,$(INSN_ARCHES)): bench-insn-%:
+	bench/insn/setup.sh $*
+	python3 bench/insn/run.py --arch $* --write BENCHMARKS.md
 
 # The multi-arch image with buildah (no Docker engine needed): one manifest list for
 # linux/amd64, arm64, ppc64le and s390x. BASE_IMAGE/BUILDER_IMAGE override the official
@@ -65,3 +68,13 @@ lint: setup
 clean:
 	$(MAKE) -C native clean
 	rm -rf build *.egg-info service/*.egg-info
+
+# The HTTP service side by side with a plain FastAPI + pyca/cryptography app
+# (bench/service/): both under uvicorn on loopback, one worker then two, answers compared,
+# wrk on identical bodies 64 B .. 1 MiB (JSON, octet-stream, batches); rewrites the
+# service section of BENCHMARKS.md (~7 min; needs Debian's wrk, which setup installs).
+# BENCH_SERVICE_ARGS=--quick for a one-minute trial.
+.PHONY: bench-service
+BENCH_SERVICE_ARGS ?=
+bench-service: setup
+	$(PY) bench/service/run.py --write BENCHMARKS.md --command 'make bench-service' $(BENCH_SERVICE_ARGS)

@@ -45,6 +45,10 @@ ISA_FEATURES_avx512ifma := avx512f avx512vl avx512ifma
 ISA_ARCH_sha_ni        := x86_64
 ISA_FLAGS_sha_ni       := -mssse3 -msse4.1 -msha
 ISA_FEATURES_sha_ni    := ssse3 sse4_1 sha_ni
+# One message on SHA-NI, batches on sixteen zmm lanes (sha256/sha_ni_avx512.c).
+ISA_ARCH_sha_ni_avx512 := x86_64
+ISA_FLAGS_sha_ni_avx512 := -mssse3 -msse4.1 -msha -mavx512f -mavx512vl -mavx512bw
+ISA_FEATURES_sha_ni_avx512 := ssse3 sse4_1 sha_ni avx512f avx512vl avx512bw
 ISA_ARCH_aesni_avx2    := x86_64
 ISA_FLAGS_aesni_avx2   := -mavx2 -maes
 ISA_FEATURES_aesni_avx2 := avx2 aesni

@@ -13,7 +13,9 @@ VENV=${VENV:-.venv}
 # trees of tests/cross/test_foreign_python.py), and for the metrics tests a real Prometheus
 # (prometheus and promtool; the tests start their own server on loopback). For the image
 # tests (tests/images): buildah and podman with runc (no Docker engine), debootstrap for the
-# local base image. Only what is missing is installed.
+# local base image. For the named-key tests a real PostgreSQL (the tests make a throwaway
+# cluster with initdb and run it as the postgres user; they need no system cluster).
+# wrk drives `make bench-service`. Only what is missing is installed.
 debian_packages=(
     build-essential make
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross
@@ -22,7 +24,9 @@ debian_packages=(
     qemu-user-static
     debootstrap
     prometheus
+    postgresql
     buildah podman runc containernetworking-plugins
+    wrk
 )
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -35,7 +39,21 @@ if ((${#missing[@]})); then
         echo "setup: installing Debian packages: ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -qq
+        # Debian starts the services it installs (PostgreSQL's system cluster, Prometheus);
+        # the tests run their own, so keep them from starting (policy-rc.d, exit 101: "action
+        # forbidden"), unless a policy is already in place.
+        policy=""
+        if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+            policy=/usr/sbin/policy-rc.d
+            trap 'rm -f "$policy"' EXIT
+            printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy"
+        fi
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        [[ -z $policy ]] || rm -f "$policy"
+        if [[ " ${missing[*]} " == *" postgresql "* ]] && command -v systemctl >/dev/null 2>&1; then
+            systemctl disable postgresql.service >/dev/null 2>&1 || true
+            echo "setup: the Debian postgresql service is installed but disabled (the tests run their own)"
+        fi
         if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null 2>&1; then
             # The package enables (and under systemd starts) a system-wide Prometheus on :9090;
             # the tests only need the binaries and run their own, so leave no daemon behind.
@@ -50,6 +68,7 @@ if ((${#missing[@]})); then
         echo "setup: missing Debian packages (run as root to install): ${missing[*]}" >&2
         echo "setup: the cross-architecture tests need the compilers and qemu (or ARCHCRYPT_SKIP_CROSS=1);" >&2
         echo "setup: the metrics tests need prometheus (or ARCHCRYPT_SKIP_PROMETHEUS=1)" >&2
+        echo "setup: the named-key tests need postgresql (or ARCHCRYPT_SKIP_POSTGRES=1)" >&2
     fi
 fi
 
@@ -61,7 +80,7 @@ stamp="$VENV/.archcrypt-installed"
 if [[ ! -f "$stamp" || pyproject.toml -nt "$stamp" || setup.py -nt "$stamp" ]]; then
     echo "setup: installing archcrypt and its test dependencies into $VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    "$VENV/bin/python" -m pip install -q -e '.[test]'
+    "$VENV/bin/python" -m pip install -q -e '.[test,bench]'
     touch "$stamp"
 else
     # Editable install: Python changes are live; bring the C library and the cffi

@@ -1,231 +1,41 @@
-/* Instruction-count harness: one operation, one message size, N calls, against one
- * library chosen at build time (-DLIB_ARCHCRYPT, -DLIB_GCRYPT, -DLIB_OPENSSL or
- * -DLIB_SODIUM). Run under qemu with an instruction-count plugin; bench/insn/run.py
- * subtracts a run with 0 calls (same binary, same set-up, one warm-up call) and divides
- * by the bytes processed.
+/* Instruction-count harness: one operation, one message size, N calls, against the one
+ * library it was built for (-DBENCH_ARCHCRYPT, -DBENCH_GCRYPT, -DBENCH_OPENSSL or
+ * -DBENCH_SODIUM), each call as bench/c/workloads.h makes it. Run under qemu with an
+ * instruction-count plugin; bench/insn/run.py subtracts a run with 0 calls (same binary,
+ * same set-up, one warm-up call) and divides by the bytes processed.
  *
- *   harness OPERATION SIZE CALLS      operations: chacha20 poly1305 chacha20-poly1305
- *                                                 sha256 sha512 camellia-128-ecb
+ *   harness OPERATION SIZE CALLS      an operation of workloads.h (chacha20, ...,
+ *                                     camellia-128-ecb)
+ *   harness workloads                 "<operation> <archcrypt table> <unit>" per workload
  *   harness rows                      (archcrypt) every dispatch row, runnable, selected
  * Exit 2 for an operation the library does not have, 1 for a failure.
  *
- * Every library is used the way bench/peers.c uses it: per message, ChaCha20 and the AEAD
- * are keyed with a fresh nonce, Poly1305 with a fresh one-time key, SHA-2 is one-shot;
- * a Camellia key is scheduled once. archcrypt's rows are chosen with ARCHCRYPT_FORCE. */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+ * Per message, as a user would: a fresh nonce for ChaCha20 and the AEAD, a fresh one-time
+ * key for Poly1305 (the same bytes: the harness measures, it does not attack), one-shot
+ * SHA-2, a Camellia key scheduled once. archcrypt's rows are chosen with ARCHCRYPT_FORCE. */
+#include "../c/workloads.h"
 
-#if defined(LIB_ARCHCRYPT)
-#include "archcrypt.h"
-#elif defined(LIB_GCRYPT)
-#include <gcrypt.h>
-#elif defined(LIB_OPENSSL)
-#include <openssl/core_names.h>
-#include <openssl/evp.h>
-#elif defined(LIB_SODIUM)
-#include <sodium.h>
-#else
-#error "define LIB_ARCHCRYPT, LIB_GCRYPT, LIB_OPENSSL or LIB_SODIUM"
+#if defined(BENCH_ARCHCRYPT) + defined(BENCH_OPENSSL) + defined(BENCH_SODIUM) + \
+        defined(BENCH_GCRYPT) != 1
+#error "define exactly one of BENCH_ARCHCRYPT, BENCH_OPENSSL, BENCH_SODIUM, BENCH_GCRYPT"
 #endif
 
-enum op { CHACHA20, POLY1305, AEAD, SHA256, SHA512, CAMELLIA, N_OPS };
-static const char *const op_names[N_OPS] = {
-    "chacha20", "poly1305", "chacha20-poly1305", "sha256", "sha512", "camellia-128-ecb",
-};
-
-static uint8_t key[32], nonce[12];
-static uint8_t *in, *out;
 static volatile uint8_t sink;
 
-static void fail(const char *what)
+/* This build's call for a workload, NULL when its library has none. */
+static bench_fn call_for(workload w)
 {
-    fprintf(stderr, "harness: %s failed\n", what);
-    exit(1);
-}
-
-/* ---- one message through each library -------------------------------------------- */
-
-#if defined(LIB_ARCHCRYPT)
-static archcrypt_camellia_key *cam;
-
-static int setup(enum op op)
-{
-    if (archcrypt_init() != ARCHCRYPT_OK) {
-        fprintf(stderr, "harness: archcrypt_init: %s\n", archcrypt_last_error());
-        exit(1);
-    }
-    if (op == CAMELLIA && !(cam = archcrypt_camellia_new(key, 16)))
-        fail("archcrypt_camellia_new");
-    return 1;
-}
-
-static void once(enum op op, size_t len)
-{
-    int rc = 0;
-    switch (op) {
-    case CHACHA20: rc = archcrypt_chacha20_xor(out, in, len, key, nonce, 1); break;
-    case POLY1305: rc = archcrypt_poly1305(out, in, len, key); break;
-    case AEAD: rc = archcrypt_chacha20poly1305_seal(out, in, len, NULL, 0, key, nonce); break;
-    case SHA256: rc = archcrypt_hash(ARCHCRYPT_SHA256, out, in, len); break;
-    case SHA512: rc = archcrypt_hash(ARCHCRYPT_SHA512, out, in, len); break;
-    case CAMELLIA: rc = archcrypt_camellia_ecb_encrypt(cam, out, in, len); break;
-    default: break;
-    }
-    if (rc != ARCHCRYPT_OK)
-        fail(op_names[op]);
-}
-
-#elif defined(LIB_GCRYPT)
-static gcry_cipher_hd_t cipher;
-static gcry_mac_hd_t mac;
-
-static int setup(enum op op)
-{
-    if (!gcry_check_version(NULL))
-        fail("gcry_check_version");
-    gcry_control(GCRYCTL_DISABLE_SECMEM, 0);
-    gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
-    gcry_error_t err = 0;
-    switch (op) {
-    case CHACHA20: err = gcry_cipher_open(&cipher, GCRY_CIPHER_CHACHA20, GCRY_CIPHER_MODE_STREAM, 0); break;
-    case POLY1305: err = gcry_mac_open(&mac, GCRY_MAC_POLY1305, 0, NULL); break;
-    case AEAD: err = gcry_cipher_open(&cipher, GCRY_CIPHER_CHACHA20, GCRY_CIPHER_MODE_POLY1305, 0); break;
-    case CAMELLIA:
-        err = gcry_cipher_open(&cipher, GCRY_CIPHER_CAMELLIA128, GCRY_CIPHER_MODE_ECB, 0);
-        if (!err)
-            err = gcry_cipher_setkey(cipher, key, 16);
-        break;
-    default: break;
-    }
-    if (err)
-        fail(gcry_strerror(err));
-    return 1;
-}
-
-static void once(enum op op, size_t len)
-{
-    gcry_error_t err = 0;
-    size_t tag_len = 16;
-    switch (op) {
-    case CHACHA20: {
-        uint8_t iv[16] = {1};  /* 32-bit counter 1, then the 96-bit nonce */
-        memcpy(iv + 4, nonce, 12);
-        err = gcry_cipher_setkey(cipher, key, 32);
-        err = err ? err : gcry_cipher_setiv(cipher, iv, 16);
-        err = err ? err : gcry_cipher_encrypt(cipher, out, len, in, len);
-        break;
-    }
-    case POLY1305:
-        err = gcry_mac_setkey(mac, key, 32);
-        err = err ? err : gcry_mac_write(mac, in, len);
-        err = err ? err : gcry_mac_read(mac, out, &tag_len);
-        break;
-    case AEAD:
-        err = gcry_cipher_setkey(cipher, key, 32);
-        err = err ? err : gcry_cipher_setiv(cipher, nonce, 12);
-        err = err ? err : gcry_cipher_final(cipher);
-        err = err ? err : gcry_cipher_encrypt(cipher, out, len, in, len);
-        err = err ? err : gcry_cipher_gettag(cipher, out + len, 16);
-        break;
-    case SHA256: gcry_md_hash_buffer(GCRY_MD_SHA256, out, in, len); break;
-    case SHA512: gcry_md_hash_buffer(GCRY_MD_SHA512, out, in, len); break;
-    case CAMELLIA: err = gcry_cipher_encrypt(cipher, out, len, in, len); break;
-    default: break;
-    }
-    if (err)
-        fail(gcry_strerror(err));
-}
-
-#elif defined(LIB_OPENSSL)
-static EVP_CIPHER_CTX *cctx;
-static EVP_MAC_CTX *mctx;
-static EVP_CIPHER *cipher;
-static EVP_MD *md;
-
-static int setup(enum op op)
-{
-    int ok = 1;
-    switch (op) {
-    case CHACHA20: ok = (cipher = EVP_CIPHER_fetch(NULL, "ChaCha20", NULL)) != NULL; break;
-    case AEAD: ok = (cipher = EVP_CIPHER_fetch(NULL, "ChaCha20-Poly1305", NULL)) != NULL; break;
-    case CAMELLIA: ok = (cipher = EVP_CIPHER_fetch(NULL, "CAMELLIA-128-ECB", NULL)) != NULL; break;
-    case POLY1305: {
-        EVP_MAC *m = EVP_MAC_fetch(NULL, "POLY1305", NULL);
-        ok = m && (mctx = EVP_MAC_CTX_new(m)) != NULL;
-        break;
-    }
-    case SHA256: ok = (md = EVP_MD_fetch(NULL, "SHA256", NULL)) != NULL; break;
-    case SHA512: ok = (md = EVP_MD_fetch(NULL, "SHA512", NULL)) != NULL; break;
-    default: break;
-    }
-    if (ok && cipher) {
-        ok = (cctx = EVP_CIPHER_CTX_new()) != NULL;
-        if (ok && op == CAMELLIA)
-            ok = EVP_EncryptInit_ex2(cctx, cipher, key, NULL, NULL) && EVP_CIPHER_CTX_set_padding(cctx, 0);
-    }
-    if (!ok)
-        fail("OpenSSL set-up");
-    return 1;
-}
-
-static void once(enum op op, size_t len)
-{
-    int ok = 1, n = 0;
-    size_t tag_len = 0;
-    switch (op) {
-    case CHACHA20: {
-        uint8_t iv[16] = {1};
-        memcpy(iv + 4, nonce, 12);
-        ok = EVP_EncryptInit_ex2(cctx, cipher, key, iv, NULL) && EVP_EncryptUpdate(cctx, out, &n, in, (int)len);
-        break;
-    }
-    case POLY1305:
-        ok = EVP_MAC_init(mctx, key, 32, NULL) && EVP_MAC_update(mctx, in, len) &&
-             EVP_MAC_final(mctx, out, &tag_len, 16);
-        break;
-    case AEAD:
-        ok = EVP_EncryptInit_ex2(cctx, cipher, key, nonce, NULL) &&
-             EVP_EncryptUpdate(cctx, out, &n, in, (int)len) && EVP_EncryptFinal_ex(cctx, out + n, &n) &&
-             EVP_CIPHER_CTX_ctrl(cctx, EVP_CTRL_AEAD_GET_TAG, 16, out + len);
-        break;
-    case SHA256:
-    case SHA512: ok = EVP_Digest(in, len, out, NULL, md, NULL); break;
-    case CAMELLIA: ok = EVP_EncryptUpdate(cctx, out, &n, in, (int)len); break;
-    default: break;
-    }
-    if (!ok)
-        fail(op_names[op]);
-}
-
-#elif defined(LIB_SODIUM)
-static int setup(enum op op)
-{
-    if (sodium_init() < 0)
-        fail("sodium_init");
-    return op != CAMELLIA;  /* libsodium has no Camellia */
-}
-
-static void once(enum op op, size_t len)
-{
-    int rc = 0;
-    switch (op) {
-    case CHACHA20: rc = crypto_stream_chacha20_ietf_xor_ic(out, in, len, nonce, 1, key); break;
-    case POLY1305: rc = crypto_onetimeauth_poly1305(out, in, len, key); break;
-    case AEAD:
-        rc = crypto_aead_chacha20poly1305_ietf_encrypt(out, NULL, in, len, NULL, 0, NULL, nonce, key);
-        break;
-    case SHA256: rc = crypto_hash_sha256(out, in, len); break;
-    case SHA512: rc = crypto_hash_sha512(out, in, len); break;
-    default: break;
-    }
-    if (rc != 0)
-        fail(op_names[op]);
-}
+#if defined(BENCH_ARCHCRYPT)
+    return ours_calls[w];
+#else
+    for (size_t i = 0; i < N_PEER_ROWS; i++)
+        if (peer_rows[i].w == w)
+            return peer_rows[i].fn;  /* the library's first API for it (EVP_Digest for SHA-2) */
+    return NULL;
 #endif
+}
 
-#if defined(LIB_ARCHCRYPT)
+#if defined(BENCH_ARCHCRYPT)
 /* `harness rows`: "<table> <row> <runnable 0|1> <selected 0|1>" per dispatch row. */
 static int print_rows(void)
 {
@@ -243,39 +53,52 @@ static int print_rows(void)
 
 int main(int argc, char **argv)
 {
-#if defined(LIB_ARCHCRYPT)
+    if (argc == 2 && strcmp(argv[1], "workloads") == 0) {
+        for (int w = 0; w < W_COUNT; w++)
+            printf("%s %s %zu\n", workloads[w].operation, workloads[w].algorithm, workloads[w].unit);
+        return 0;
+    }
+#if defined(BENCH_ARCHCRYPT)
     if (argc == 2 && strcmp(argv[1], "rows") == 0)
         return print_rows();
 #endif
     if (argc != 4) {
-        fprintf(stderr, "usage: %s OPERATION SIZE CALLS\n", argv[0]);
+        fprintf(stderr, "usage: %s OPERATION SIZE CALLS | workloads%s\n", argv[0],
+#if defined(BENCH_ARCHCRYPT)
+                " | rows"
+#else
+                ""
+#endif
+        );
         return 1;
     }
-    enum op op = N_OPS;
-    for (int i = 0; i < N_OPS; i++)
-        if (strcmp(argv[1], op_names[i]) == 0)
-            op = (enum op)i;
+    workload w = workload_named(argv[1]);
     size_t len = strtoull(argv[2], NULL, 10);
     unsigned long calls = strtoul(argv[3], NULL, 10);
-    if (op == N_OPS || (op == CAMELLIA && len % 16)) {
+    if (w == W_COUNT || len % workloads[w].unit) {
         fprintf(stderr, "harness: bad operation or size\n");
         return 1;
     }
-    in = aligned_alloc(64, len + 64);
-    out = aligned_alloc(64, len + 128);
-    if (!in || !out)
-        fail("aligned_alloc");
+    B.in = aligned_alloc(64, len + 64);
+    B.out = aligned_alloc(64, len + 128);
+    if (!B.in || !B.out)
+        bench_die("aligned_alloc");
     for (size_t i = 0; i < len + 64; i++)
-        in[i] = (uint8_t)(i * 131 + 7);
-    for (size_t i = 0; i < sizeof key; i++)
-        key[i] = (uint8_t)(i + 1);
-    if (!setup(op))
+        B.in[i] = (uint8_t)(i * 131 + 7);
+    for (size_t i = 0; i < sizeof B.key; i++)
+        B.key[i] = (uint8_t)(i + 1);
+    uint8_t nonce[12] = {0};
+    bench_set_nonce(nonce);
+    bench_fn fn = call_for(w);
+    if (!fn)
         return 2;
-    once(op, len);  /* warm-up: lazy initialisation lands in the empty run too */
+    bench_setup();
+    fn(len); /* warm-up: lazy initialisation lands in the empty run too */
     for (unsigned long c = 0; c < calls; c++) {
-        nonce[0] = (uint8_t)c;  /* a fresh nonce per message, as a user would */
-        once(op, len);
+        /* A fresh nonce per message, as a user would (iv16 carries it too). */
+        B.nonce[0] = B.iv16[4] = (uint8_t)c;
+        fn(len);
     }
-    sink = out[0];
+    sink = B.out[0];
     return 0;
 }

@@ -1,16 +1,22 @@
-"""Instructions per byte under qemu-user, ppc64le: archcrypt (every runnable row) against
-Debian's libgcrypt, OpenSSL and libsodium for ppc64el and Go's x/crypto, per CPU model.
+"""Instructions per byte under qemu-user: archcrypt (every runnable row) against Debian's
+libgcrypt, OpenSSL and libsodium for that architecture and Go's x/crypto, per CPU model.
 
-    bench/insn/setup.sh                      # once: packages, the plugin, the peers' tree
-    python3 bench/insn/run.py [--write BENCHMARKS.md] [--models power8,power9,power10]
-                              [--sizes 64,1024,65536] [--total 4194304] [--jobs N]
+    bench/insn/setup.sh [ARCH]               # once: packages, the plugin, the peers' tree
+    python3 bench/insn/run.py [--arch ppc64le] [--write BENCHMARKS.md]
+                              [--models power8,power9,power10] [--sizes 64,1024,65536]
+                              [--total 4194304] [--jobs N] [--operations chacha20,...]
 
-Each cell runs a harness twice under `qemu-ppc64le -cpu MODEL -plugin libinsn.so,inline=on`:
+Each cell runs a harness twice under `qemu-<arch> -cpu MODEL -plugin libinsn.so,inline=on`:
 with CALLS = total/size messages and with none (same binary, same set-up, one warm-up
 message in both); the difference divided by the bytes is the cell. Counts are exact and
 repeatable for a given binary and model, so one run per cell is enough. Instructions are
 not cycles: a vector instruction and a scalar one count the same, and a peer may execute
 more instructions and still run faster on a real chip.
+
+The operations are bench/c/workloads.h's (`harness workloads` lists them); the harness
+makes each call as that table says, for archcrypt and for each C peer. An architecture is
+one entry of ARCHES (its triple, qemu, Debian name, models, Go environment) and a case of
+setup.sh; models that need qemu options (s390x's `,<feature>=off`) go in as such.
 
 Not in the test suite (see `make bench-insn`). Standard library only.
 """
@@ -36,25 +42,61 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 OUT = ROOT / "build" / "bench" / "insn"
-TREE = OUT / "ppc64el"
-TRIPLE = "powerpc64le-linux-gnu"
-CC = f"{TRIPLE}-gcc"
-QEMU = "qemu-ppc64le"  # the dynamic build: qemu-ppc64le-static has no -plugin
 PLUGIN = OUT / "libinsn.so"
-RESULTS = OUT / "results.json"
-
-OPERATIONS = ("chacha20", "poly1305", "chacha20-poly1305", "sha256", "sha512", "camellia-128-ecb")
-# The dispatch table behind each operation (the AEAD composes the chacha20 and poly1305 rows).
-TABLE = {
-    "chacha20": "chacha20",
-    "poly1305": "poly1305",
-    "sha256": "sha256",
-    "sha512": "sha512",
-    "camellia-128-ecb": "camellia",
-}
 PEERS = ("libgcrypt", "OpenSSL", "libsodium", "Go")
-BEGIN, END = "<!-- insn-ppc64le:begin -->", "<!-- insn-ppc64le:end -->"
-HEADING = "## ppc64le: instructions per byte under qemu"
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str  # container platform name, as archcrypt_arch() reports it
+    triple: str
+    qemu: str  # the dynamic build (qemu-<arch>-static has no -plugin)
+    debian: str  # Debian's name for it (the peers' tree)
+    models: tuple[str, ...]  # default -cpu models, each one that changes a dispatch choice
+    go_env: tuple[tuple[str, str], ...]
+
+    @property
+    def cc(self) -> str:
+        return f"{self.triple}-gcc"
+
+    @property
+    def tree(self) -> Path:
+        return OUT / self.debian
+
+    @property
+    def results(self) -> Path:
+        return OUT / ("results.json" if self.name == "ppc64le" else f"results-{self.name}.json")
+
+    @property
+    def markers(self) -> tuple[str, str]:
+        return f"<!-- insn-{self.name}:begin -->", f"<!-- insn-{self.name}:end -->"
+
+    @property
+    def heading(self) -> str:
+        return f"## {self.name}: instructions per byte under qemu"
+
+
+ARCHES = {
+    "ppc64le": Arch(
+        "ppc64le",
+        "powerpc64le-linux-gnu",
+        "qemu-ppc64le",
+        "ppc64el",
+        ("power8", "power9", "power10"),
+        (("GOARCH", "ppc64le"), ("GOPPC64", "power8")),
+    ),
+    # Go 1.19 has no GOARM64 level: its arm64 port detects the extensions at run time.
+    # max runs SVE at 512 bits unless told otherwise; counted at 128 (Graviton4, Neoverse
+    # V2: the width SVE code meets on servers).
+    "arm64": Arch(
+        "arm64",
+        "aarch64-linux-gnu",
+        "qemu-aarch64",
+        "arm64",
+        ("cortex-a72", "max,sve-default-vector-length=16"),
+        (("GOARCH", "arm64"),),
+    ),
+}
 
 
 def sh(
@@ -66,28 +108,34 @@ def sh(
 # ---- building the harnesses -------------------------------------------------------------
 
 
-def build() -> dict[str, Path]:
-    """One ppc64le binary per library; archcrypt's is static, the Debian peers link the
-    tree's shared libraries (found at run time through qemu -L), Go's is Go's."""
-    missing = [p for p in (PLUGIN, TREE / ".archcrypt-foreign-tree") if not p.exists()]
+def build(arch: Arch) -> dict[str, Path]:
+    """One binary per library; archcrypt's is static, the Debian peers link the tree's
+    shared libraries (found at run time through qemu -L), Go's is Go's."""
+    tree, cc = arch.tree, arch.cc
+    missing = [p for p in (PLUGIN, tree / ".archcrypt-foreign-tree") if not p.exists()]
     if missing:
-        sys.exit(f"run.py: {', '.join(map(str, missing))} missing: run bench/insn/setup.sh first")
+        sys.exit(
+            f"run.py: {', '.join(map(str, missing))} missing: "
+            f"run bench/insn/setup.sh {arch.name} first"
+        )
     subprocess.run(
-        ["make", "-s", "-C", str(ROOT / "native"), f"CC={CC}", f"-j{os.cpu_count() or 2}", "lib"],
+        ["make", "-s", "-C", str(ROOT / "native"), f"CC={cc}", f"-j{os.cpu_count() or 2}", "lib"],
         check=True,
     )
     lib = sh(
-        ["make", "-s", "--no-print-directory", "-C", str(ROOT / "native"), f"CC={CC}", "print-lib"]
+        ["make", "-s", "--no-print-directory", "-C", str(ROOT / "native"), f"CC={cc}", "print-lib"]
     ).stdout.strip()
     source = HERE / "harness.c"
     flags = ["-std=c11", "-O2", "-Wall", "-Wextra"]
-    bins = {"archcrypt": OUT / "harness-archcrypt"}
+    bins_dir = OUT / arch.name
+    bins_dir.mkdir(parents=True, exist_ok=True)
+    bins = {"archcrypt": bins_dir / "harness-archcrypt"}
     sh(
         [
-            CC,
+            cc,
             *flags,
             "-static",
-            "-DLIB_ARCHCRYPT",
+            "-DBENCH_ARCHCRYPT",
             f"-I{ROOT / 'native' / 'include'}",
             str(source),
             lib,
@@ -96,26 +144,26 @@ def build() -> dict[str, Path]:
             str(bins["archcrypt"]),
         ]
     )
-    libdir = TREE / "usr" / "lib" / TRIPLE
+    libdir = tree / "usr" / "lib" / arch.triple
     # The tree's headers after the cross toolchain's own (the same glibc), and each shared
     # library by path: -L into the tree would pick up its libc.so linker script, whose
     # absolute paths name the host's /lib.
     peer_flags = [
         "-idirafter",
-        str(TREE / "usr" / "include"),
+        str(tree / "usr" / "include"),
         "-idirafter",
-        str(TREE / "usr" / "include" / TRIPLE),
+        str(tree / "usr" / "include" / arch.triple),
         f"-Wl,-rpath-link,{libdir}",
     ]
     for name, macro, libs in (
-        ("libgcrypt", "LIB_GCRYPT", ["libgcrypt.so.20"]),
-        ("OpenSSL", "LIB_OPENSSL", ["libcrypto.so.3"]),
-        ("libsodium", "LIB_SODIUM", ["libsodium.so.23"]),
+        ("libgcrypt", "BENCH_GCRYPT", ["libgcrypt.so.20"]),
+        ("OpenSSL", "BENCH_OPENSSL", ["libcrypto.so.3"]),
+        ("libsodium", "BENCH_SODIUM", ["libsodium.so.23"]),
     ):
-        bins[name] = OUT / f"harness-{name.lower()}"
+        bins[name] = bins_dir / f"harness-{name.lower()}"
         sh(
             [
-                CC,
+                cc,
                 *flags,
                 f"-D{macro}",
                 *peer_flags,
@@ -125,7 +173,7 @@ def build() -> dict[str, Path]:
                 str(bins[name]),
             ]
         )
-    bins["Go"] = OUT / "harness-go"
+    bins["Go"] = bins_dir / "harness-go"
     sh(
         ["go", "build", "-trimpath", "-o", str(bins["Go"]), "main.go"],
         cwd=HERE / "go",
@@ -134,8 +182,7 @@ def build() -> dict[str, Path]:
             "GO111MODULE": "off",
             "GOPATH": "/usr/share/gocode",
             "GOOS": "linux",
-            "GOARCH": "ppc64le",
-            "GOPPC64": "power8",
+            **dict(arch.go_env),
             "CGO_ENABLED": "0",
             "GOCACHE": str(OUT / "gocache"),
         },
@@ -143,9 +190,9 @@ def build() -> dict[str, Path]:
     return bins
 
 
-def versions() -> dict[str, str]:
+def versions(arch: Arch) -> dict[str, str]:
     """Versions of the peers as built here: Debian's from the tree's .deb names."""
-    debs = (TREE / "debootstrap" / "debpaths").read_text()
+    debs = (arch.tree / "debootstrap" / "debpaths").read_text()
 
     def deb(package: str) -> str:
         match = re.search(rf"^{re.escape(package)} \S*/{re.escape(package)}_([^_]+)_", debs, re.M)
@@ -174,16 +221,16 @@ class Cell:
     size: int
 
 
-def count(binary: Path, model: str, args: list[str], env: dict[str, str]) -> int | None:
+def count(arch: Arch, binary: Path, model: str, args: list[str], env: dict[str, str]) -> int | None:
     """Guest instructions of one run (None: the library lacks the operation, exit 2)."""
     log = OUT / "logs" / f"{os.getpid()}-{time.monotonic_ns()}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     cmd = [
-        QEMU,
+        arch.qemu,
         "-cpu",
         model,
         "-L",
-        str(TREE),
+        str(arch.tree),
         "-plugin",
         f"{PLUGIN},inline=on",
         "-d",
@@ -223,15 +270,27 @@ def environment(force: str = "") -> dict[str, str]:
     }
 
 
-def measure(cell: Cell, binary: Path, total: int) -> float | None:
+def measure(arch: Arch, cell: Cell, binary: Path, total: int) -> float | None:
     env = environment(cell.row)
     calls = max(1, total // cell.size)
     size = f"{cell.size:09d}"  # fixed-width arguments: the stack starts at the same place
-    empty = count(binary, cell.model, [cell.operation, size, f"{0:09d}"], env)
-    full = count(binary, cell.model, [cell.operation, size, f"{calls:09d}"], env)
+    empty = count(arch, binary, cell.model, [cell.operation, size, f"{0:09d}"], env)
+    full = count(arch, binary, cell.model, [cell.operation, size, f"{calls:09d}"], env)
     if empty is None or full is None:
         return None
     return (full - empty) / (calls * cell.size)
+
+
+def workload_tables(arch: Arch, binary: Path) -> dict[str, str]:
+    """bench/c/workloads.h, in its order: operation -> archcrypt's dispatch table."""
+    proc = subprocess.run(
+        [arch.qemu, str(binary), "workloads"],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        check=True,
+    )
+    return {op: table for op, table, _unit in (line.split() for line in proc.stdout.splitlines())}
 
 
 @dataclass(frozen=True)
@@ -240,10 +299,10 @@ class Rows:
     selected: dict[str, str]  # dispatch table -> the row dispatch picks on this model
 
 
-def archcrypt_rows(binary: Path, model: str) -> Rows:
+def archcrypt_rows(arch: Arch, binary: Path, model: str, tables: dict[str, str]) -> Rows:
     """What the library itself reports on this model (`harness rows`)."""
     proc = subprocess.run(
-        [QEMU, "-cpu", model, str(binary), "rows"],
+        [arch.qemu, "-cpu", model, str(binary), "rows"],
         capture_output=True,
         text=True,
         env=environment(),
@@ -257,13 +316,14 @@ def archcrypt_rows(binary: Path, model: str) -> Rows:
             runnable.setdefault(table, []).append(row)
         if chosen == "1":
             selected[table] = row
-    return Rows({op: runnable.get(table, []) for op, table in TABLE.items()}, selected)
+    return Rows({op: runnable.get(table, []) for op, table in tables.items()}, selected)
 
 
-def auto_label(rows: Rows, operation: str) -> str:
-    if operation == "chacha20-poly1305":
+def auto_label(rows: Rows, tables: dict[str, str], operation: str) -> str:
+    row = rows.selected[tables[operation]]
+    if row == "composed":  # the AEAD over the chacha20 and poly1305 rows in effect
         return f"`{rows.selected['chacha20']}`+`{rows.selected['poly1305']}`"
-    return f"`{rows.selected[TABLE[operation]]}`"
+    return f"`{row}`"
 
 
 # ---- the report ---------------------------------------------------------------------------
@@ -280,6 +340,8 @@ def size_label(n: int) -> str:
 
 
 def report(
+    arch: Arch,
+    tables: dict[str, str],
     results: dict[Cell, float | None],
     rows: dict[str, Rows],
     models: list[str],
@@ -287,10 +349,12 @@ def report(
     meta: dict[str, str],
     command: str,
 ) -> str:
+    begin, end = arch.markers
+    go_env = ", ".join(f"{k}={v}" for k, v in arch.go_env if k != "GOARCH")
     lines = [
-        HEADING,
+        arch.heading,
         "",
-        BEGIN,
+        begin,
         "",
         "Guest instructions executed per byte of message, counted by the `insn` TCG plugin",
         f"of Debian's qemu source (qemu-user {meta['qemu']}, `-plugin libinsn.so,inline=on`),",
@@ -298,20 +362,23 @@ def report(
         "same binary with no messages (set-up and one warm-up message in both). Lower is",
         "better. **Instructions are not cycles**: qemu models no pipeline, a vector instruction",
         "counts as one like a scalar one, and a library can execute more instructions and still",
-        "be faster on a real POWER chip. The counts are exact and repeatable, so they compare",
+        "be faster on a real chip. The counts are exact and repeatable, so they compare",
         "implementations of one ISA where no such hardware is at hand. (They move by up to ~25",
         "instructions per call with stack alignment, through glibc's memcpy and memset: every",
         "run gets an environment and arguments of the same size.)",
         "",
-        f"- **Command:** `{command}` (after `bench/insn/setup.sh`; `make bench-insn` runs both)",
+        f"- **Command:** `{command}` (after `bench/insn/setup.sh {arch.name}`; "
+        "`make bench-insn` runs both)",
         f"- **Date:** {meta['date']} (took {meta['elapsed']} s)",
         f"- **Tree:** {meta['tree']}",
-        f"- **Peers** (Debian 12 ppc64el builds, run from a debootstrap tree): {meta['libgcrypt']},"
-        f" {meta['OpenSSL']}, {meta['libsodium']}; {meta['Go']} (GOPPC64=power8, GOGC=off).",
-        "- Per message, as a user would: ChaCha20 and the AEAD keyed with a fresh nonce (no AAD),",
-        "  Poly1305 with a fresh one-time key, SHA-2 one-shot, a Camellia key scheduled once.",
+        f"- **Peers** (Debian 12 {arch.debian} builds, run from a debootstrap tree): "
+        f"{meta['libgcrypt']}, {meta['OpenSSL']}, {meta['libsodium']}; {meta['Go']} "
+        f"({go_env + ', ' if go_env else ''}GOGC=off).",
+        "- Per message, as a user would (bench/c/workloads.h): ChaCha20 and the AEAD keyed with",
+        "  a fresh nonce (no AAD), Poly1305 with a fresh one-time key, SHA-2 one-shot, a",
+        "  Camellia key scheduled once.",
         "- archcrypt (auto): the row dispatch picks on that model, named after the figure (the",
-        "  AEAD: its ChaCha20 and Poly1305 rows); every runnable row, pinned with",
+        "  composed AEAD: its ChaCha20 and Poly1305 rows); every runnable row, pinned with",
         "  `ARCHCRYPT_FORCE`, is listed in the second table of each model.",
         "",
     ]
@@ -323,7 +390,7 @@ def report(
             + " | archcrypt / best peer |"
         )
         lines.append("|---|---|---|" + "---|" * len(PEERS) + "---|")
-        for operation in OPERATIONS:
+        for operation in tables:
             for size in sizes:
                 ours = results.get(Cell(model, "archcrypt", "", operation, size))
                 peers = [results.get(Cell(model, p, "", operation, size)) for p in PEERS]
@@ -333,11 +400,13 @@ def report(
                 ratio = f"{ours / best[0]:.2f} ({best[1]})" if ours and best else "n/a"
                 lines.append(
                     f"| {operation} | {size_label(size)} | {fmt(ours)} "
-                    f"{auto_label(rows[model], operation)} | " + " | ".join(cells) + f" | {ratio} |"
+                    f"{auto_label(rows[model], tables, operation)} | "
+                    + " | ".join(cells)
+                    + f" | {ratio} |"
                 )
         behind = [
             f"{operation} at {size_label(size)}"
-            for operation in OPERATIONS
+            for operation in tables
             for size in sizes
             if _ratio(results, model, operation, size) > 1
         ]
@@ -350,15 +419,15 @@ def report(
         lines += ["", "Every archcrypt row on this model:", ""]
         lines.append("| operation | row | " + " | ".join(size_label(s) for s in sizes) + " |")
         lines.append("|---|---|" + "---|" * len(sizes))
-        for operation in OPERATIONS:
+        for operation, table in tables.items():
             for row in rows[model].runnable.get(operation, []):
                 values = [
-                    results.get(Cell(model, "archcrypt", f"{TABLE[operation]}={row}", operation, s))
+                    results.get(Cell(model, "archcrypt", f"{table}={row}", operation, s))
                     for s in sizes
                 ]
                 lines.append(f"| {operation} | `{row}` | " + " | ".join(map(fmt, values)) + " |")
         lines.append("")
-    lines += [END, ""]
+    lines += [end, ""]
     return "\n".join(lines)
 
 
@@ -369,12 +438,13 @@ def _ratio(results: dict[Cell, float | None], model: str, operation: str, size: 
     return ours / min(known) if ours is not None and known else 0.0
 
 
-def write_section(path: Path, section: str) -> None:
+def write_section(arch: Arch, path: Path, section: str) -> None:
     """Replace the marked section of `path`, or append it (other sections stay as they are)."""
+    _, end_marker = arch.markers
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    start = text.find(HEADING)
-    if start >= 0 and END in text[start:]:
-        end = text.index(END, start) + len(END)
+    start = text.find(arch.heading)
+    if start >= 0 and end_marker in text[start:]:
+        end = text.index(end_marker, start) + len(end_marker)
         text = text[:start] + section.rstrip("\n") + text[end:]
     else:
         text = text.rstrip("\n") + "\n\n" + section
@@ -392,44 +462,57 @@ def tree_state() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="power8,power9,power10")
+    parser.add_argument("--arch", choices=sorted(ARCHES), default="ppc64le")
+    parser.add_argument("--models", help="comma-separated -cpu models (default: the arch's)")
     parser.add_argument("--sizes", default="64,1024,65536")
+    parser.add_argument("--operations", help="comma-separated (default: every workload)")
     parser.add_argument("--total", type=int, default=4 << 20, help="bytes per cell")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--write", type=Path, help="put the Markdown section into this file")
     parser.add_argument(
-        "--report-only", action="store_true", help=f"render the last run's {RESULTS.name} again"
+        "--report-only", action="store_true", help="render the arch's last results again"
     )
     args = parser.parse_args()
+    arch = ARCHES[args.arch]
     if args.report_only:
-        publish(json.loads(RESULTS.read_text(encoding="utf-8")), args.write)
+        publish(arch, json.loads(arch.results.read_text(encoding="utf-8")), args.write)
         return
-    command = "python3 bench/insn/run.py" + (f" --write {args.write}" if args.write else "")
-    for tool in (QEMU, CC, "go"):
+    command = "python3 bench/insn/run.py"
+    command += f" --arch {arch.name}" if arch.name != "ppc64le" else ""
+    command += f" --write {args.write}" if args.write else ""
+    for tool in (arch.qemu, arch.cc, "go"):
         if not shutil.which(tool):
-            sys.exit(f"run.py: {tool} not found: run bench/insn/setup.sh first")
-    models = args.models.split(",")
+            sys.exit(f"run.py: {tool} not found: run bench/insn/setup.sh {arch.name} first")
+    models = args.models.split(",") if args.models else list(arch.models)
     sizes = [int(s) for s in args.sizes.split(",")]
     started = time.monotonic()
-    bins = build()
-    meta = versions()
+    bins = build(arch)
+    meta = versions(arch)
     meta["tree"] = tree_state()  # what the harness was built from
+    tables = workload_tables(arch, bins["archcrypt"])
+    if args.operations:
+        unknown = set(args.operations.split(",")) - set(tables)
+        if unknown:
+            sys.exit(f"run.py: unknown operations {sorted(unknown)}; known: {', '.join(tables)}")
+        tables = {op: t for op, t in tables.items() if op in args.operations.split(",")}
 
-    rows = {m: archcrypt_rows(bins["archcrypt"], m) for m in models}
+    rows = {m: archcrypt_rows(arch, bins["archcrypt"], m, tables) for m in models}
     cells: list[tuple[Cell, Path]] = []
     for model in models:
-        for operation in OPERATIONS:
+        for operation, table in tables.items():
             for size in sizes:
                 cells.append((Cell(model, "archcrypt", "", operation, size), bins["archcrypt"]))
                 for row in rows[model].runnable.get(operation, []):
-                    cell = Cell(model, "archcrypt", f"{TABLE[operation]}={row}", operation, size)
+                    cell = Cell(model, "archcrypt", f"{table}={row}", operation, size)
                     cells.append((cell, bins["archcrypt"]))
                 for peer in PEERS:
                     cells.append((Cell(model, peer, "", operation, size), bins[peer]))
     print(f"run.py: {len(cells)} cells, 2 qemu runs each, {args.jobs} at a time", file=sys.stderr)
     results: dict[Cell, float | None] = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(measure, cell, binary, args.total): cell for cell, binary in cells}
+        futures = {
+            pool.submit(measure, arch, cell, binary, args.total): cell for cell, binary in cells
+        }
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             cell = futures[future]
             results[cell] = future.result()
@@ -449,24 +532,27 @@ def main() -> None:
         "meta": meta,
         "models": models,
         "sizes": sizes,
+        "tables": tables,
         "rows": {m: dataclasses.asdict(r) for m, r in rows.items()},
         "results": [{**dataclasses.asdict(c), "value": v} for c, v in results.items()],
     }
-    RESULTS.write_text(json.dumps(saved, indent=1), encoding="utf-8")
-    publish(saved, args.write)
+    arch.results.write_text(json.dumps(saved, indent=1), encoding="utf-8")
+    publish(arch, saved, args.write)
 
 
-def publish(saved: dict[str, Any], write: Path | None) -> None:
+def publish(arch: Arch, saved: dict[str, Any], write: Path | None) -> None:
     results = {
         Cell(r["model"], r["library"], r["row"], r["operation"], r["size"]): r["value"]
         for r in saved["results"]
     }
     rows = {m: Rows(**r) for m, r in saved["rows"].items()}
     meta = saved["meta"]
-    section = report(results, rows, saved["models"], saved["sizes"], meta, meta["command"])
-    (OUT / "report.md").write_text(section, encoding="utf-8")
+    section = report(
+        arch, saved["tables"], results, rows, saved["models"], saved["sizes"], meta, meta["command"]
+    )
+    (OUT / f"report-{arch.name}.md").write_text(section, encoding="utf-8")
     if write:
-        write_section(write, section)
+        write_section(arch, write, section)
         print(f"run.py: wrote the section into {write}", file=sys.stderr)
     else:
         print(section)

@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
-# Everything bench/insn/run.py needs, installed or built once (idempotent, quick when done):
+# Everything bench/insn/run.py needs for one architecture, installed or built once
+# (idempotent, quick when done):
+#
+#   bench/insn/setup.sh [ARCH]        ARCH: ppc64le (the default); an arch of run.py's ARCHES
+#
 #   - Debian packages: qemu-user (the dynamic build: it accepts -plugin; it installs beside
 #     qemu-user-static, whose qemu-user-binfmt it provides), libglib2.0-dev and pkg-config
-#     for the plugin, golang-go and golang-golang-x-crypto-dev for the Go peer, the ppc64le
+#     for the plugin, golang-go and golang-golang-x-crypto-dev for the Go peer, the arch's
 #     cross compiler;
 #   - the instruction-count TCG plugin, tests/plugin/insn.c of the qemu source package that
 #     matches the installed qemu-user (a deb-src entry is added for `apt-get source`);
-#   - a ppc64el Debian tree with the peers' libraries and headers (libgcrypt20-dev,
+#   - a Debian tree of that arch with the peers' libraries and headers (libgcrypt20-dev,
 #     libssl-dev, libsodium-dev), by scripts/foreign-tree.sh.
 # Not part of the test suite. Needs root for apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+arch=${1:-ppc64le}
+case $arch in
+    ppc64le) debian=ppc64el triple=powerpc64le-linux-gnu ;;
+    arm64) debian=arm64 triple=aarch64-linux-gnu ;;
+    s390x) debian=s390x triple=s390x-linux-gnu ;;
+    *) echo "usage: $0 [ppc64le|arm64|s390x]" >&2; exit 2 ;;
+esac
 
 OUT=${OUT:-build/bench/insn}
 mkdir -p "$OUT"
 say() { printf 'bench/insn setup: %s\n' "$*" >&2; }
 
 packages=(qemu-user libglib2.0-dev pkg-config gcc golang-go golang-golang-x-crypto-dev
-          gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross debootstrap xz-utils dpkg-dev)
+          "gcc-$triple" "libc6-dev-$debian-cross" debootstrap xz-utils dpkg-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -73,6 +85,6 @@ EOF
     say "built $plugin from qemu $version"
 fi
 
-# ---- the ppc64el tree with the C peers ------------------------------------------------
-scripts/foreign-tree.sh ppc64el "$OUT/ppc64el" libgcrypt20-dev libssl-dev libsodium-dev
+# ---- the arch's tree with the C peers -----------------------------------------------
+scripts/foreign-tree.sh "$debian" "$OUT/$debian" libgcrypt20-dev libssl-dev libsodium-dev
 say "ready"

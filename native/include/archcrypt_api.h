@@ -23,6 +23,33 @@ typedef enum {
     ARCHCRYPT_SHA512 = 3
 } archcrypt_hash_id;
 
+/* Sizes in bytes, in one block: the Python layer reads them from here (lib.ARCHCRYPT_*). */
+enum {
+    ARCHCRYPT_CHACHA20_KEY_SIZE = 32,
+    ARCHCRYPT_CHACHA20_NONCE_SIZE = 12,            /* RFC 8439: 96-bit nonce, 32-bit counter */
+    ARCHCRYPT_HCHACHA20_NONCE_SIZE = 16,
+    ARCHCRYPT_HCHACHA20_OUTPUT_SIZE = 32,
+    ARCHCRYPT_CHACHA20_BLOCK_SIZE = 64,
+    ARCHCRYPT_AEAD_KEY_SIZE = 32,
+    ARCHCRYPT_AEAD_TAG_SIZE = 16,
+    ARCHCRYPT_CHACHA20POLY1305_NONCE_SIZE = 12,
+    ARCHCRYPT_XCHACHA20POLY1305_NONCE_SIZE = 24,
+    ARCHCRYPT_POLY1305_KEY_SIZE = 32,
+    ARCHCRYPT_POLY1305_TAG_SIZE = 16,
+    ARCHCRYPT_SHA224_DIGEST_SIZE = 28,
+    ARCHCRYPT_SHA256_DIGEST_SIZE = 32,
+    ARCHCRYPT_SHA384_DIGEST_SIZE = 48,
+    ARCHCRYPT_SHA512_DIGEST_SIZE = 64,
+    ARCHCRYPT_SHA224_BLOCK_SIZE = 64,
+    ARCHCRYPT_SHA256_BLOCK_SIZE = 64,
+    ARCHCRYPT_SHA384_BLOCK_SIZE = 128,
+    ARCHCRYPT_SHA512_BLOCK_SIZE = 128,
+    ARCHCRYPT_CAMELLIA128_KEY_SIZE = 16,
+    ARCHCRYPT_CAMELLIA192_KEY_SIZE = 24,
+    ARCHCRYPT_CAMELLIA256_KEY_SIZE = 32,
+    ARCHCRYPT_CAMELLIA_BLOCK_SIZE = 16
+};
+
 /* ---- library state ------------------------------------------------------ */
 
 /* Detect CPU features, apply ARCHCRYPT_DISABLE_CPU_FEATURES and ARCHCRYPT_FORCE,
@@ -137,6 +164,12 @@ int archcrypt_hmac(int hash_id, uint8_t *tag, const uint8_t *key, size_t key_len
 /* 1 when the first tag_len bytes match (tag_len in 1..digest size), 0 otherwise. */
 int archcrypt_hmac_verify(int hash_id, const uint8_t *tag, size_t tag_len,
                           const uint8_t *key, size_t key_len, const uint8_t *msg, size_t len);
+/* n messages under one key: msgs[i] (lens[i] bytes, NULL when 0) into tags + i * digest
+ * size. Same results as n archcrypt_hmac calls; the key is prepared once and a row with
+ * several lanes hashes the messages side by side (as archcrypt_hash_many). Arguments are
+ * checked before anything is written. */
+int archcrypt_hmac_many(int hash_id, const uint8_t *key, size_t key_len, size_t n,
+                        const uint8_t *const *msgs, const size_t *lens, uint8_t *tags);
 archcrypt_hmac_ctx *archcrypt_hmac_new(int hash_id, const uint8_t *key, size_t key_len);
 int archcrypt_hmac_update(archcrypt_hmac_ctx *ctx, const uint8_t *msg, size_t len);
 int archcrypt_hmac_final(archcrypt_hmac_ctx *ctx, uint8_t *tag);
@@ -153,6 +186,11 @@ int archcrypt_camellia_ecb_encrypt(const archcrypt_camellia_key *key, uint8_t *o
                                    const uint8_t *in, size_t len);
 int archcrypt_camellia_ecb_decrypt(const archcrypt_camellia_key *key, uint8_t *out,
                                    const uint8_t *in, size_t len);
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* Zero len bytes at buf in a way the compiler cannot drop (for buffers a binding reuses). */
+void archcrypt_wipe(void *buf, size_t len);
 
 /* ---- measurement -------------------------------------------------------- */
 

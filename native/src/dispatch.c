@@ -73,8 +73,9 @@ typedef struct {
     size_t count;
     int (*kat)(void);
     /* 1: the front looks its kernel up with ac_kernel_for_length, so rows may have a
-     * min_len; elsewhere (streaming fronts, which choose before they see the length) a
-     * min_len would be ignored, and init refuses it. */
+     * min_len. Elsewhere a min_len would be ignored, and init refuses it: streaming fronts
+     * choose before they see the length, and the others save the compare until a row
+     * needs it (then: set this, and call the _for_length accessor). */
     int by_length;
 } ac_table;
 
@@ -107,17 +108,26 @@ static atomic_int init_done;
 static int init_status;
 static char init_error[512];
 
-/* Resolved at init: the features each row needs (all ones: never selectable), its
- * min_len as the front honours it, and the row that runs inputs shorter than that. */
+/* What the hot path reads of a row, resolved at init: its kernel, its min_len as the
+ * front honours it, and the row that runs inputs shorter than that. One pointer to it is
+ * the process's choice (or a thread's override), so a lookup is one load away from the
+ * kernel and never sees the kernel of one row with the min_len of another. */
+typedef struct ac_resolved {
+    ac_kernel_ref kernel;
+    size_t min_len;
+    const struct ac_resolved *below;
+} ac_resolved;
+
+/* The features each row needs (all ones: never selectable). */
 static uint64_t row_needs[AC_ALG_COUNT][AC_MAX_ROWS];
-static size_t row_min_len[AC_ALG_COUNT][AC_MAX_ROWS];
-static size_t row_below[AC_ALG_COUNT][AC_MAX_ROWS];
+static ac_resolved resolved[AC_ALG_COUNT][AC_MAX_ROWS];
 
 static atomic_size_t selected[AC_ALG_COUNT];
 static atomic_int forced[AC_ALG_COUNT];
+static _Atomic(const ac_resolved *) current[AC_ALG_COUNT];
 
-/* Row + 1 of the calling thread's override, 0 for none. */
-static _Thread_local size_t thread_row[AC_ALG_COUNT];
+/* The calling thread's override, NULL for none. */
+static _Thread_local const ac_resolved *thread_current[AC_ALG_COUNT];
 static _Thread_local char thread_error[512];
 
 static void set_error(char *buf, size_t len, const char *fmt, ...)
@@ -230,6 +240,7 @@ static void select_row(size_t alg, size_t row, int is_forced)
 {
     atomic_store(&forced[alg], is_forced);
     atomic_store(&selected[alg], row);
+    atomic_store_explicit(&current[alg], &resolved[alg][row], memory_order_release);
 }
 
 static void select_fastest(size_t alg)
@@ -297,7 +308,8 @@ static int resolve_row(size_t a, size_t r, char *err, size_t err_len)
     char msg[300];
     int rc;
 
-    row_min_len[a][r] = row->min_len;
+    resolved[a][r].kernel = row->kernel;
+    resolved[a][r].min_len = row->min_len;
     rc = parse_features(row->requires, &needs, msg, sizeof(msg));
     if (rc == ARCHCRYPT_OK)
         rc = parse_features(row->isa_features, &assumed, msg, sizeof(msg));
@@ -324,7 +336,7 @@ static int resolve_row(size_t a, size_t r, char *err, size_t err_len)
         /* A build bug: never select the row, and keep every lookup terminating. */
         if (!last)
             row_needs[a][r] = ~UINT64_C(0);
-        row_min_len[a][r] = 0;
+        resolved[a][r].min_len = 0;
         set_error(err, err_len, "dispatch row %s/%s: %s", tables[a].name, row->name, msg);
         return rc;
     }
@@ -354,7 +366,7 @@ static void init_run(void)
             size_t next = r + 1;
             while (next + 1 < count && !row_runnable(a, next))
                 next++;
-            row_below[a][r] = next < count ? next : r;
+            resolved[a][r].below = &resolved[a][next < count ? next : r];
         }
         select_fastest(a);
     }
@@ -377,26 +389,24 @@ static inline void ensure_init(void)
         archcrypt_init();
 }
 
-static inline size_t effective_row(ac_alg_id alg)
+static inline const ac_resolved *effective(ac_alg_id alg)
 {
     ensure_init();
-    const size_t override = thread_row[alg];
-    if (override)
-        return override - 1;
-    return atomic_load_explicit(&selected[alg], memory_order_acquire);
+    const ac_resolved *row = thread_current[alg];
+    return row ? row : atomic_load_explicit(&current[alg], memory_order_acquire);
 }
 
 ac_kernel_ref ac_kernel(ac_alg_id alg)
 {
-    return tables[alg].rows[effective_row(alg)].kernel;
+    return effective(alg)->kernel;
 }
 
 ac_kernel_ref ac_kernel_for_length(ac_alg_id alg, size_t len)
 {
-    size_t row = effective_row(alg);
-    while (AC_UNLIKELY(len < row_min_len[alg][row]))
-        row = row_below[alg][row];
-    return tables[alg].rows[row].kernel;
+    const ac_resolved *row = effective(alg);
+    while (AC_UNLIKELY(len < row->min_len))
+        row = row->below;
+    return row->kernel;
 }
 
 /* ---- public introspection ------------------------------------------------------ */
@@ -513,15 +523,15 @@ int archcrypt_implementation_runnable(size_t algorithm, size_t implementation)
 size_t archcrypt_implementation_min_len(size_t algorithm, size_t implementation)
 {
     ensure_init();
-    return valid_row(algorithm, implementation) ? row_min_len[algorithm][implementation] : 0;
+    return valid_row(algorithm, implementation) ? resolved[algorithm][implementation].min_len : 0;
 }
 
 size_t archcrypt_implementation_below(size_t algorithm, size_t implementation)
 {
     ensure_init();
-    if (!valid_row(algorithm, implementation) || row_min_len[algorithm][implementation] == 0)
+    if (!valid_row(algorithm, implementation) || resolved[algorithm][implementation].min_len == 0)
         return ARCHCRYPT_NO_INDEX;
-    return row_below[algorithm][implementation];
+    return (size_t)(resolved[algorithm][implementation].below - resolved[algorithm]);
 }
 
 size_t archcrypt_selected_implementation(size_t algorithm)
@@ -559,7 +569,7 @@ int archcrypt_use_on_this_thread(const char *algorithm, const char *implementati
     int rc = lookup(algorithm, implementation, &alg, &row, thread_error, sizeof(thread_error));
     if (rc != ARCHCRYPT_OK)
         return rc;
-    thread_row[alg] = implementation ? row + 1 : 0;
+    thread_current[alg] = implementation ? &resolved[alg][row] : NULL;
     return ARCHCRYPT_OK;
 }
 
@@ -571,10 +581,10 @@ int archcrypt_self_test(size_t algorithm, size_t implementation)
         return ARCHCRYPT_ERR_UNKNOWN_IMPLEMENTATION;
     if (!row_runnable(algorithm, implementation))
         return ARCHCRYPT_ERR_UNSUPPORTED;
-    const size_t saved = thread_row[algorithm];
-    thread_row[algorithm] = implementation + 1;
+    const ac_resolved *saved = thread_current[algorithm];
+    thread_current[algorithm] = &resolved[algorithm][implementation];
     int rc = tables[algorithm].kat();
-    thread_row[algorithm] = saved;
+    thread_current[algorithm] = saved;
     if (rc != ARCHCRYPT_OK)
         set_error(thread_error, sizeof(thread_error), "%s/%s: known-answer self-test failed",
                   tables[algorithm].name, tables[algorithm].rows[implementation].name);

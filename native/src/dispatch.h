@@ -31,9 +31,10 @@ typedef enum {
  * archcrypt_<algorithm>_<slug>, the row, the test id and the override value. The features
  * (names of cpu/cpu.c) must include every one of AC_ISA_FEATURES_<slug>. A row with a
  * min_len runs only inputs at least that long; the front sends shorter ones to the next
- * runnable row (only fronts that know the length up front do this: see `by_length` in
- * dispatch.c). Each includer defines AC_ROW_MIN_LEN (externs in <algorithm>.h, the table
- * in dispatch.c) and expands the row only where AC_IF_BUILT(<slug>) says. */
+ * runnable row (only where the front splits by length, `by_length` in dispatch.c: ChaCha20
+ * and the AEAD today; init refuses a min_len elsewhere). Each includer defines AC_ROW_MIN_LEN
+ * (externs in <algorithm>.h, the table in dispatch.c) and expands the row only where
+ * AC_IF_BUILT(<slug>) says. */
 #define AC_ROW(slug, requires) AC_ROW_MIN_LEN(slug, requires, 0)
 
 #define AC_CAT_(a, b) a##b

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio.to_thread
 from fastapi import FastAPI
@@ -16,10 +17,14 @@ from fastapi import FastAPI
 from . import __version__, benchmark, crypto
 from .api import ROUTERS
 from .api.deps import ServiceState
+from .api.docs import problem_openapi
 from .api.ecb import ECB_WARNING
+from .api.keys import ROUTERS as KEY_ROUTERS
+from .api.keys import install_key_problem_handlers, named_keys
+from .api.system import bench_router
 from .config import Settings
 from .errors import install_problem_handlers
-from .middleware import BodyLimitMiddleware, MetricsMiddleware, RequestIdMiddleware
+from .middleware import BodyLimitMiddleware, RequestMiddleware
 from .scheduler import BackgroundBenchmark
 
 logger = logging.getLogger("archcrypt")
@@ -32,6 +37,11 @@ _TAGS = [
     {"name": "mac", "description": "Message authentication codes."},
     {"name": "hash", "description": "SHA-2 digests."},
     {"name": "ecb", "description": ECB_WARNING},
+    {
+        "name": "keys",
+        "description": "Named, versioned keys that never leave the service; self-describing "
+        "ciphertext (archcrypt:v<version>:...).",
+    },
     {"name": "system", "description": "Backends, health and metrics."},
 ]
 
@@ -102,7 +112,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     state: ServiceState = app.state.archcrypt
     background = start(state)
     try:
-        yield
+        async with named_keys(app, state):
+            yield
     finally:
         state.ready = False
         if background is not None:
@@ -120,14 +131,27 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Symmetric crypto on hand-tuned C kernels. JSON carries bytes as standard base64.",
         openapi_tags=_TAGS,
         lifespan=lifespan,
+        # archcrypt's telemetry is its Prometheus metrics and its own logs. FastAPI's
+        # OpenTelemetry bridge, left on, asks OpenTelemetry for its providers on every
+        # request (environment look-ups included) even when none is configured.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.archcrypt = state
     install_problem_handlers(app)
+    install_key_problem_handlers(app)
     # add_middleware wraps: the last one added runs first. The request id must exist before
     # anything can fail, and the metrics must see the body limit's 413s.
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
-    app.add_middleware(MetricsMiddleware, metrics=state.metrics)
-    app.add_middleware(RequestIdMiddleware)
-    for router in ROUTERS:
+    app.add_middleware(RequestMiddleware, metrics=state.metrics)
+    for router in (*ROUTERS, *KEY_ROUTERS):
         app.include_router(router)
+    if settings.benchmark_null_route:
+        app.include_router(bench_router)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = problem_openapi(FastAPI.openapi(app))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app

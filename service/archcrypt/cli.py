@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from copy import deepcopy
 from pathlib import Path
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
@@ -22,6 +22,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import __version__, benchmark, crypto
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 DEFAULT_SIZES = (64, 1024, 16384, 65536, 1048576)
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
@@ -69,6 +72,7 @@ def serve(host: str | None, port: int | None, log_level: str | None, workers: in
     except ValidationError as exc:
         raise click.ClickException(f"invalid settings:\n{exc}") from None
     _init()  # before uvicorn, so a configuration error reads as one
+    _check_key_store(settings)  # likewise: a store or KEK that cannot work stops here
     # Before anything imports prometheus_client: it picks its mode once, at import.
     _prepare_multiprocess_metrics(settings.workers)
     common: dict[str, Any] = {
@@ -89,6 +93,12 @@ def serve(host: str | None, port: int | None, log_level: str | None, workers: in
             if value is not None:
                 os.environ[f"ARCHCRYPT_{name.upper()}"] = str(value)
         uvicorn.run("archcrypt.app:create_app", factory=True, workers=settings.workers, **common)
+
+
+def _check_key_store(settings: Settings) -> None:
+    from .keys.cli import open_checked
+
+    open_checked(settings).close()
 
 
 def _prepare_multiprocess_metrics(workers: int) -> None:
@@ -306,7 +316,7 @@ def bench(
 
     Each cell forces one implementation on this thread (crypto.use_implementation) and calls
     the facade for at least --min-time seconds. Small sizes measure the Python call path as
-    much as the kernel; native/bench is the kernel-only number.
+    much as the kernel; bench/c/bench.c (`make -C native bench-run`) is the kernel-only number.
     """
     if compare_files and plot_file is None:
         raise click.BadParameter("needs --plot", param_hint="--compare")
@@ -473,3 +483,11 @@ def _init() -> None:
 def _backends() -> crypto.BackendReport:
     _init()
     return crypto.backends()
+
+
+# ---- named keys -------------------------------------------------------------------------
+
+from .keys.cli import kek_group, keys_group  # noqa: E402  (after main: they attach to it)
+
+main.add_command(keys_group)
+main.add_command(kek_group)

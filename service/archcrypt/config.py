@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]
@@ -71,6 +72,13 @@ class Settings(BaseSettings):
             "more switch the metrics to prometheus-client's multiprocess mode."
         ),
     )
+    benchmark_null_route: bool = Field(
+        default=False,
+        description=(
+            "Serve POST /v1/bench/null, which reads the body and sends it back: the ceiling "
+            "of a binary route, for `make bench-service` only. Never on in production."
+        ),
+    )
     benchmark_enabled: bool = Field(
         default=True,
         description=(
@@ -91,6 +99,45 @@ class Settings(BaseSettings):
             "Repeat the benchmark this often while serving (0: only at startup). A run takes "
             "one core for its budget, so the interval must be at least ten budgets."
         ),
+    )
+
+    # ---- named keys (archcrypt.keys) -----------------------------------------------------
+    data_dir: Path | None = Field(
+        default=None,
+        description=(
+            "Directory of the embedded key store (SQLite) and, without ARCHCRYPT_KEK_FILE, its "
+            "generated KEK. Default: $XDG_DATA_HOME/archcrypt, else ~/.local/share/archcrypt."
+        ),
+    )
+    kek_file: Path | None = Field(
+        default=None,
+        description=(
+            "The key-encryption key(s): one base64 32-byte KEK per line, the first wraps, the "
+            "others only unwrap. Required with ARCHCRYPT_KEYSTORE_URL."
+        ),
+    )
+    keystore_url: SecretStr | None = Field(
+        default=None,
+        description="postgresql://... : keys shared by every instance on one PostgreSQL.",
+    )
+    keystore_url_file: Path | None = Field(
+        default=None,
+        description="A file holding ARCHCRYPT_KEYSTORE_URL (a Docker or Compose secret).",
+    )
+    chacha20_nonce_budget: int = Field(
+        default=1 << 32,
+        ge=1,
+        le=1 << 32,
+        description="Random 96-bit nonces one chacha20-poly1305 key version may use.",
+    )
+    nonce_budget_exhausted: Literal["rotate", "refuse"] = Field(
+        default="rotate",
+        description="At the budget: rotate the key and go on, or refuse seals (409).",
+    )
+    metrics_key_labels: int = Field(
+        default=100,
+        ge=0,
+        description="Distinct key names a process labels its metrics with; the rest are 'other'.",
     )
 
     @model_validator(mode="after")

@@ -105,7 +105,7 @@ def problem_response(
         body.update(extensions)
     out_headers = dict(headers) if headers else {}
     if request_id is not None:
-        # The 500 path is sent from outside RequestIdMiddleware, so set the header here too.
+        # The 500 path is sent from outside RequestMiddleware, so set the header here too.
         out_headers["X-Request-ID"] = request_id
     return ProblemResponse(body, status_code=problem.status, headers=out_headers)
 

@@ -28,6 +28,7 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
 
 from .buildinfo import BuildInfo, build_info
 
@@ -262,6 +263,10 @@ class Metrics:
         count, duration = series
         count.inc()
         duration.observe(seconds)
+
+    def register_collector(self, collector: Collector) -> None:
+        """A collector computed at scrape time (the same in every worker, like the gauges)."""
+        self._exposition.register(collector)
 
     def render(self) -> bytes:
         return generate_latest(self._exposition)

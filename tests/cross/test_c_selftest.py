@@ -54,7 +54,13 @@ FEATURES = {
 
 # Per (arch, model): the rows dispatch must choose where they differ from BASELINE.
 POWER8_CRYPTO = {"sha256": "power8", "sha512": "power8", "camellia": "power8"}
+# Every qemu aarch64 model has ASIMD, AES, PMULL and SHA2; only max has SHA512.
+ARMV8_CRYPTO = {"chacha20": "neon", "poly1305": "neon", "sha256": "armv8_crypto",
+                "sha512": "neon", "camellia": "armv8_crypto"}
 EXPECTED_DISPATCH: dict[tuple[str, str], dict[str, str]] = {
+    ("arm64", "cortex-a53"): ARMV8_CRYPTO,
+    ("arm64", "cortex-a72"): ARMV8_CRYPTO,
+    ("arm64", "max"): {**ARMV8_CRYPTO, "sha512": "armv8_sha512", "chacha20": "sve2"},
     ("ppc64le", "power8"): {**POWER8_CRYPTO, "chacha20": "power8", "poly1305": "power8"},
     ("ppc64le", "power9"): {**POWER8_CRYPTO, "chacha20": "power8", "poly1305": "power9"},
     ("ppc64le", "power10"): {**POWER8_CRYPTO, "chacha20": "power10", "poly1305": "power9"},
@@ -116,3 +122,38 @@ def test_cross_selftest(arch: str, model: str) -> None:
 
     expected = {**BASELINE, **EXPECTED_DISPATCH.get((arch, model), {})}
     assert parse_dispatch(proc.stdout) == expected
+
+
+# No qemu aarch64 model lacks AES, PMULL or SHA2, so the rungs below them are reached by
+# masking: each mask, the rows dispatch must then choose (written out, like
+# EXPECTED_DISPATCH), and the whole self-test green with those features gone.
+ARM64_MASKED = {
+    # Crypto extensions and SVE off: SHA-256 and Camellia fall back to portable, SHA-512
+    # to the neon row (scalar rounds), ChaCha20 below sve2; the ASIMD rows stay.
+    "aes,pmull,sha2,sha512,sha3,sve,sve2": {**BASELINE, "chacha20": "neon", "poly1305": "neon",
+                                            "sha512": "neon"},
+    # Without ASIMD nothing but the baseline may run: every arm64 row names it.
+    "asimd": BASELINE,
+}
+
+
+# qemu's max runs SVE at 512 bits unless told otherwise (so test_cross_selftest covers
+# 512); the sve2 row must not assume any width, so 128 and 256 bits run too.
+@pytest.mark.parametrize("vector_bytes", [16, 32])
+def test_cross_selftest_arm64_sve_widths(vector_bytes: int) -> None:
+    target = TARGETS["arm64"]
+    require_tools(target.cc, target.qemu)
+    model = f"max,sve-default-vector-length={vector_bytes}"
+    proc = run_under_qemu(target, model, cross_build("arm64"))
+    assert_green(proc, f"arm64 -cpu {model}")
+    assert parse_dispatch(proc.stdout) == {**BASELINE, **EXPECTED_DISPATCH[("arm64", "max")]}
+
+
+@pytest.mark.parametrize("mask", sorted(ARM64_MASKED))
+def test_cross_selftest_arm64_masked(mask: str) -> None:
+    target = TARGETS["arm64"]
+    require_tools(target.cc, target.qemu)
+    proc = run_under_qemu(target, "max", cross_build("arm64"),
+                          env={"ARCHCRYPT_DISABLE_CPU_FEATURES": mask})
+    assert_green(proc, f"arm64 -cpu max, {mask} masked")
+    assert parse_dispatch(proc.stdout) == ARM64_MASKED[mask]

@@ -33,7 +33,11 @@ AVX512_ROWS = {
     "poly1305": "avx512ifma",
     "camellia": "gfni_avx512",
     "sha512": "avx512",
+    # SHA-NI (real here) for one message, sixteen emulated zmm lanes for batches.
+    "sha256": "sha_ni_avx512",
 }
+# The AEAD row made of the chacha20 and poly1305 rows above.
+AEAD_ROW = "avx512"
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
 
 
@@ -70,13 +74,63 @@ def test_emu_check_runs_the_avx512_rows_green() -> None:
             assert row_status(run, alg, impl) == "ok", (
                 f"{what}: {alg}/{impl}: {row_status(run, alg, impl)}"
             )
-        # The AEAD rows run on whatever chacha20/poly1305 rows are selected: the emulated ones.
+        # The AVX-512 AEAD row is chosen; the others run on whatever chacha20/poly1305
+        # rows are selected: the emulated ones.
+        assert dispatch["chacha20-poly1305"] == "avx512", f"{what}: {dispatch}"
         aead = rows_of(run, "chacha20-poly1305")
         assert aead and all(s == "ok" for s in aead.values()), f"{what}: {aead}"
         summary = SUMMARY.search(run)
         assert summary and summary.group(2) == "0" and int(summary.group(1)) > 1000, (
             f"{what}:\n{run[-3000:]}"
         )
+
+
+# The AEAD row and the two rows it is made of, as features are masked rung by rung in the
+# emulation build (which reports avx512f/vl/bw/dq/ifma on top of this host's AVX2, BMI2 and
+# SSSE3), written by hand from the tables' `requires` strings and the feature dependencies
+# (masking avx512f drops everything AVX-512; avx2 drops avx512f with it). Not a timing: the
+# order of the rows is the policy, and this is what that policy chooses.
+AEAD_LADDER = [
+    ("", {"chacha20-poly1305": "avx512", "chacha20": "avx512", "poly1305": "avx512ifma"}),
+    # The AVX-512 AEAD row needs no BMI2 (its short path multiplies with plain mul).
+    ("bmi2", {"chacha20-poly1305": "avx512", "chacha20": "avx512", "poly1305": "avx512ifma"}),
+    ("avx512ifma", {"chacha20-poly1305": "avx2", "chacha20": "avx512", "poly1305": "avx2"}),
+    ("avx512dq", {"chacha20-poly1305": "avx2", "chacha20": "avx2", "poly1305": "avx512ifma"}),
+    ("avx512vl", {"chacha20-poly1305": "avx2", "chacha20": "avx2", "poly1305": "avx2"}),
+    ("avx512f", {"chacha20-poly1305": "avx2", "chacha20": "avx2", "poly1305": "avx2"}),
+    # chacha20's avx2 row is built with -mbmi2 and so requires it (isa.mk).
+    (
+        "avx512f,bmi2",
+        {"chacha20-poly1305": "composed", "chacha20": "ssse3", "poly1305": "scalar64"},
+    ),
+    ("avx2", {"chacha20-poly1305": "composed", "chacha20": "ssse3", "poly1305": "scalar64"}),
+    (
+        "avx2,ssse3",
+        {"chacha20-poly1305": "composed", "chacha20": "portable", "poly1305": "scalar64"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("masked", "expected"), AEAD_LADDER, ids=[m or "none" for m, _ in AEAD_LADDER]
+)
+def test_aead_dispatch_ladder_under_emulated_avx512(masked: str, expected: dict[str, str]) -> None:
+    emu_check()  # builds the emulation variant's self-test
+    triple = make("-s", "print-triple").stdout.strip()
+    binary = NATIVE / "build" / f"{triple}-emu512" / "selftest"
+    out = subprocess.run(
+        [str(binary), "--dispatch"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "ARCHCRYPT_DISABLE_CPU_FEATURES": masked},
+    ).stdout
+    features = parse_features(out)
+    assert {"avx512f", "avx512ifma"} <= features or masked, out
+    for name in filter(None, masked.split(",")):
+        assert f"{name}(masked)" in features, out
+    dispatch = parse_dispatch(out)
+    assert {alg: dispatch[alg] for alg in expected} == expected, out
 
 
 def test_host_build_does_not_claim_the_emulated_features() -> None:
@@ -104,24 +158,38 @@ def test_host_build_does_not_claim_the_emulated_features() -> None:
 # vgf2p8affineinvqb, the rotate direction of vprorq, the operand order of valignq and the
 # lane offset of vpshufb. Each of sha512's own intrinsics goes into a run that breaks no
 # other intrinsic it calls, so that its row failing is charged to that one name. The
-# emulated rows of kernels a run does not break must stay green; that includes sha512 under
-# TERNARYLOGIC and SHUFFLE_I32X4, whose breaks it cannot see (its only immediate, 0x96, is
-# symmetric in the operands, and it calls vshufi64x2 with a == b): the self-check covers
-# those.
+# emulated rows of kernels a run does not break must stay green. sha512's one-message path
+# cannot see TERNARYLOGIC or SHUFFLE_I32X4 (its only immediate, 0x96, is symmetric in the
+# operands, and it calls vshufi64x2 with a == b); its eight-lane batch path sees both (Ch's
+# 0xca, and a transpose over two sources).
 MUTATIONS = {
     "MADD52HI ROL_EPI32 GF2P8AFFINEINV ROR_EPI64": {
         "poly1305": "MADD52HI",
         "chacha20": "ROL_EPI32",
         "camellia": "GF2P8AFFINEINV",
         "sha512": "ROR_EPI64",
+        "sha256": "ROL_EPI32",
     },
     "TERNARYLOGIC SHUFFLE_I32X4": {
         "poly1305": "TERNARYLOGIC",
         "chacha20": "SHUFFLE_I32X4",
         "camellia": "TERNARYLOGIC",
+        # Ch's 0xca is not symmetric in its operands (Maj's 0xe8 and xor's 0x96 are).
+        "sha256": "TERNARYLOGIC",
+        "sha512": "TERNARYLOGIC",
     },
-    "GF2P8AFFINE ALIGNR_EPI64": {"camellia": "GF2P8AFFINE", "sha512": "ALIGNR_EPI64"},
-    "MADD52LO SHUFFLE_EPI8": {"poly1305": "MADD52LO", "sha512": "SHUFFLE_EPI8"},
+    # Only sha256's batch path shifts dwords (sigma0/sigma1's >> 3 and >> 10), and it
+    # calls neither of the other two.
+    "GF2P8AFFINE ALIGNR_EPI64 SRLI_EPI32": {
+        "camellia": "GF2P8AFFINE",
+        "sha512": "ALIGNR_EPI64",
+        "sha256": "SRLI_EPI32",
+    },
+    "MADD52LO SHUFFLE_EPI8": {
+        "poly1305": "MADD52LO",
+        "sha512": "SHUFFLE_EPI8",
+        "sha256": "SHUFFLE_EPI8",
+    },
 }
 
 
@@ -161,5 +229,9 @@ def test_a_broken_intrinsic_fails_the_selftest(broken: str) -> None:
         assert others and all(st == "ok" for st in others.values()), f"{alg}: {others}"
         if alg not in MUTATIONS[broken]:
             assert row_status(run, alg, AVX512_ROWS[alg]) == "ok", f"{alg}: broken by {broken}"
+    # The AVX-512 AEAD row runs the chacha20 and poly1305 kernels: it fails with either.
+    aead = row_status(run, "chacha20-poly1305", AEAD_ROW)
+    broken_parts = {"chacha20", "poly1305"} & set(MUTATIONS[broken])
+    assert aead == ("FAILED" if broken_parts else "ok"), f"chacha20-poly1305/{AEAD_ROW}: {aead}"
     # The emulation's own self-check catches the same breaks against SSE2 or the pseudo-code.
     assert "emu512 self-check FAILED" in proc.stdout, log

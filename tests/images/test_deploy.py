@@ -53,14 +53,30 @@ def test_hadolint_passes() -> None:
 
 def render() -> list[dict[str, Any]]:
     """`kustomize build deploy/k8s` for the fields the kustomization uses; anything else in it
-    fails here, so this cannot silently drift from what kustomize would do."""
+    fails here, so this cannot silently drift from what kustomize would do.
+
+    secretGenerator's files are the operator's (git-ignored, absent here): their Secrets are
+    rendered with stand-in values and without kustomize's content-hash name suffix (which
+    kustomize also writes into every reference, so names stay consistent)."""
     kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
-    assert set(kustomization) <= {"apiVersion", "kind", "namespace", "resources", "images"}, (
-        kustomization
-    )
+    assert set(kustomization) <= {
+        "apiVersion", "kind", "namespace", "resources", "images", "secretGenerator"
+    }, kustomization  # fmt: skip
     docs: list[dict[str, Any]] = []
     for resource in kustomization["resources"]:
         docs += [d for d in yaml.safe_load_all((K8S / resource).read_text()) if d]
+    for generator in kustomization.get("secretGenerator", []):
+        assert set(generator) <= {"name", "files"}, generator
+        keys = [entry.split("=", 1)[0] for entry in generator["files"]]
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "type": "Opaque",
+                "metadata": {"name": generator["name"]},
+                "data": dict.fromkeys(keys, "c3RhbmQtaW4="),
+            }
+        )
     images = {i["name"]: f"{i['newName']}:{i['newTag']}" for i in kustomization.get("images", [])}
     for doc in docs:
         if doc["kind"] not in CLUSTER_SCOPED:
@@ -76,8 +92,11 @@ def pod_spec(doc: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def manifests() -> dict[str, dict[str, Any]]:
+    """By kind, one object each, but Secrets by "Secret/<name>"."""
     docs = render()
-    by_kind = {d["kind"]: d for d in docs}
+    by_kind = {
+        f"Secret/{d['metadata']['name']}" if d["kind"] == "Secret" else d["kind"]: d for d in docs
+    }
     assert len(by_kind) == len(docs), "one object per kind expected"
     return by_kind
 
@@ -163,7 +182,7 @@ def test_deployment_runs_on_the_four_arches_safely(manifests: dict[str, dict[str
     assert container["startupProbe"]["httpGet"]["path"] == "/livez"
     assert container["livenessProbe"]["httpGet"]["path"] == "/livez"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
     assert env["ARCHCRYPT_HOST"] == "0.0.0.0"
     port = next(p for p in container["ports"] if p["name"] == "http")["containerPort"]
     assert str(port) == env["ARCHCRYPT_PORT"]
@@ -204,7 +223,31 @@ def test_objects_select_the_pods(manifests: dict[str, dict[str, Any]]) -> None:
     assert manifests["HorizontalPodAutoscaler"]["apiVersion"] == "autoscaling/v2"
     assert manifests["HorizontalPodAutoscaler"]["spec"]["metrics"][0]["resource"]["name"] == "cpu"
     policy = manifests["NetworkPolicy"]["spec"]
-    assert set(policy["policyTypes"]) == {"Ingress", "Egress"} and policy["egress"] == []
+    assert set(policy["policyTypes"]) == {"Ingress", "Egress"}
+    # out: PostgreSQL and DNS only
+    ports = {(p["protocol"], p["port"]) for rule in policy["egress"] for p in rule["ports"]}
+    assert ports == {("TCP", 5432), ("UDP", 53), ("TCP", 53)}
+
+
+def test_deployment_shares_named_keys_through_postgresql(
+    manifests: dict[str, dict[str, Any]],
+) -> None:
+    """The replicas share one PostgreSQL key store (its URL from a Secret) and one KEK (a
+    Secret mounted read-only, readable by the pod's group only); both Secrets are generated."""
+    spec = pod_spec(manifests["Deployment"])
+    (container,) = spec["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    ref = env["ARCHCRYPT_KEYSTORE_URL"]["valueFrom"]["secretKeyRef"]
+    assert ref["key"] in manifests[f"Secret/{ref['name']}"]["data"]
+    kek_file = Path(env["ARCHCRYPT_KEK_FILE"]["value"])
+    mount = next(m for m in container["volumeMounts"] if Path(m["mountPath"]) == kek_file.parent)
+    assert mount["readOnly"] is True
+    volume = next(v for v in spec["volumes"] if v["name"] == mount["name"])["secret"]
+    assert [i["path"] for i in volume["items"]] == [kek_file.name]
+    assert volume["items"][0]["key"] in manifests[f"Secret/{volume['secretName']}"]["data"]
+    assert volume["defaultMode"] == 0o440 and spec["securityContext"]["fsGroup"] == 10001
+    ignored = (ROOT / ".gitignore").read_text().splitlines()
+    assert "/deploy/k8s/secrets/" in ignored and "/deploy/compose/secrets/" in ignored
 
 
 # ---- compose and bake --------------------------------------------------------------------------
@@ -213,7 +256,7 @@ def test_objects_select_the_pods(manifests: dict[str, dict[str, Any]]) -> None:
 def test_compose_runs_archcrypt_with_prometheus_and_grafana() -> None:
     compose = yaml.safe_load(COMPOSE.read_text())
     services = compose["services"]
-    assert set(services) == {"archcrypt", "prometheus", "grafana"}
+    assert set(services) == {"archcrypt", "postgres", "prometheus", "grafana"}
     for service in services.values():
         for volume in service.get("volumes", []):
             source = volume.split(":", 1)[0]
@@ -222,6 +265,19 @@ def test_compose_runs_archcrypt_with_prometheus_and_grafana() -> None:
             assert (COMPOSE.parent / source).resolve().exists(), source
     archcrypt = services["archcrypt"]
     assert archcrypt["read_only"] is True and archcrypt["cap_drop"] == ["ALL"]
+    # named keys in the compose PostgreSQL, URL and KEK as compose secrets (files the
+    # operator makes under the git-ignored secrets/), never in the environment
+    secrets = compose["secrets"]
+    assert all(s["file"].startswith("./secrets/") for s in secrets.values())
+    environment = archcrypt["environment"]
+    assert "ARCHCRYPT_KEYSTORE_URL" not in environment
+    for variable, secret in (("ARCHCRYPT_KEYSTORE_URL_FILE", "keystore-url"),
+                             ("ARCHCRYPT_KEK_FILE", "kek")):  # fmt: skip
+        assert environment[variable] == f"/run/secrets/{secret}" and secret in archcrypt["secrets"]
+    assert archcrypt["depends_on"]["postgres"]["condition"] == "service_healthy"
+    postgres = services["postgres"]
+    assert postgres["environment"]["POSTGRES_PASSWORD_FILE"] == "/run/secrets/postgres-password"
+    assert "ports" not in postgres  # reachable on the compose network only
     assert (
         COMPOSE.parent / archcrypt["build"]["context"] / archcrypt["build"]["dockerfile"]
     ).exists()

@@ -110,7 +110,10 @@ def test_report_shape() -> None:
 # Rows that run only inputs of at least min_len bytes, written here by hand (an oracle
 # independent of the rows.h files): (table, row) -> (min_len, the row that runs shorter
 # inputs). Every other row takes any length.
-MIN_LEN = {("chacha20-poly1305", "avx2"): (1024, "composed")}
+MIN_LEN = {
+    ("chacha20-poly1305", "avx2"): (1024, "composed"),
+    ("chacha20", "sve2"): (256, "neon"),  # arm64 only
+}
 
 
 def test_min_len_and_the_row_that_runs_below_it() -> None:

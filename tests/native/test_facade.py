@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -259,3 +260,26 @@ def test_camellia_lengths() -> None:
             crypto.Camellia(bytes(bad_size))
         with pytest.raises(crypto.InvalidInputError, match="key"):
             crypto.camellia_ecb_encrypt(bytes(bad_size), bytes(16))
+
+
+def test_bulk_outputs_reuse_a_buffer_and_wipe_plaintext() -> None:
+    # outputs of 64 KiB .. 4 MiB reuse one buffer per thread: every size, growing and
+    # shrinking, must give pyca's answer, and an opened plaintext must not stay behind
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+    from archcrypt.crypto import _lib
+
+    key, nonce = os.urandom(32), os.urandom(12)
+    reference = ChaCha20Poly1305(key)
+    for size in (70_000, 65_536, 1 << 20, 100_000, (4 << 20) + 1, 65_520):
+        plaintext = os.urandom(size)
+        sealed = crypto.aead_seal("chacha20-poly1305", key, nonce, plaintext)
+        assert sealed == reference.encrypt(nonce, plaintext, None)
+        assert crypto.aead_open("chacha20-poly1305", key, nonce, sealed) == plaintext
+        reused = _lib.scratch.large
+        if _lib.REUSED_MIN <= size <= _lib.REUSED_MAX:
+            assert bytes(_lib.ffi.buffer(reused, size)) == bytes(size)
+    blocks = os.urandom(1 << 17)
+    camellia = crypto.Camellia(key[:16])
+    assert camellia.decrypt_ecb(camellia.encrypt_ecb(blocks)) == blocks
+    assert bytes(_lib.ffi.buffer(_lib.scratch.large, len(blocks))) == bytes(len(blocks))

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from .helpers import free_port, wait_until_ready
+from .pgserver import Postgres, running_postgres
 
 # Small enough that the 413 tests send little, large enough for every other request.
 MAX_BODY_BYTES = 1 << 20
@@ -55,6 +56,8 @@ def launch(log_dir: Path, *args: str, **env: str) -> Iterator[Launched]:
     environment = {
         **os.environ,
         "ARCHCRYPT_BENCHMARK_BUDGET_SECONDS": BENCHMARK_BUDGET_SECONDS,
+        # the embedded key store and its KEK, never the per-user default of whoever runs this
+        "ARCHCRYPT_DATA_DIR": str(log_dir / "data"),
         **env,
     }
     with log.open("wb") as out:
@@ -92,9 +95,7 @@ def serve_subprocess(log_dir: Path, *args: str, **env: str) -> Iterator[Server]:
 
 
 def _wait_ready(process: subprocess.Popen[bytes], server: Server) -> None:
-    wait_until_ready(
-        process, f"{server.base_url}/readyz", server.log, STARTUP_TIMEOUT, "server"
-    )
+    wait_until_ready(process, f"{server.base_url}/readyz", server.log, STARTUP_TIMEOUT, "server")
 
 
 @pytest.fixture(scope="session")
@@ -117,7 +118,50 @@ def stream_limited_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     )
 
 
+# Batch limits of the `limited` instance: 8 items, 4 KiB in all.
+LIMIT_MESSAGES = 8
+LIMIT_BYTES = 4096
+
+
+@pytest.fixture(scope="session")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """An instance with small batch limits (every batch route's limits at their edges)."""
+    yield from serve_subprocess(
+        tmp_path_factory.mktemp("batch-limited"),
+        ARCHCRYPT_MAX_BATCH_MESSAGES=str(LIMIT_MESSAGES),
+        ARCHCRYPT_MAX_BATCH_BYTES=str(LIMIT_BYTES),
+    )
+
+
+@pytest.fixture(scope="session")
+def limited_client(limited: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=limited.base_url, timeout=60.0) as http:
+        yield http
+
+
 @pytest.fixture(scope="session")
 def client(server: Server) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=server.base_url, timeout=60.0) as http:
         yield http
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """One throwaway PostgreSQL cluster for the session (tests/service/pgserver.py)."""
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Apps built in this process (create_app(Settings())) open the embedded key store: in
+    a temporary directory, never the per-user data directory of whoever runs the tests."""
+    previous = os.environ.get("ARCHCRYPT_DATA_DIR")
+    os.environ["ARCHCRYPT_DATA_DIR"] = str(tmp_path_factory.mktemp("data"))
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("ARCHCRYPT_DATA_DIR", None)
+        else:
+            os.environ["ARCHCRYPT_DATA_DIR"] = previous

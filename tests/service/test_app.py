@@ -6,6 +6,7 @@ failing route or replace crypto.self_test before startup.
 
 from __future__ import annotations
 
+import base64
 import threading
 import time
 from collections.abc import Iterator
@@ -103,6 +104,40 @@ def test_offload_threshold_zero_runs_everything_in_threads() -> None:
         assert response.json()["digest"] == "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
 
 
+def test_null_route_only_when_enabled_and_never_in_the_schema() -> None:
+    settings = Settings(benchmark_null_route=True, benchmark_enabled=False)
+    with serving(create_app(settings)) as client:
+        body = bytes(range(256)) * 300
+        response = client.post(
+            "/v1/bench/null", content=body, headers={"content-type": "application/octet-stream"}
+        )
+        assert response.status_code == 200
+        assert response.content == body
+        assert response.headers["content-type"] == "application/octet-stream"
+        assert "/v1/bench/null" not in client.get("/openapi.json").json()["paths"]
+    assert Settings().benchmark_null_route is False
+
+
+def test_binary_seal_and_open_run_in_threads_too() -> None:
+    # the octet-stream path through the worker thread: answers equal to pyca's
+    from .helpers import reference_seal
+
+    settings = Settings(offload_threshold_bytes=0, benchmark_enabled=False)
+    key, nonce = bytes(range(32)), bytes(12)
+    headers = {
+        "content-type": "application/octet-stream",
+        "archcrypt-key": b64(key),
+        "archcrypt-nonce": b64(nonce),
+    }
+    with serving(create_app(settings)) as client:
+        sealed = client.post("/v1/aead/chacha20-poly1305/seal", content=b"abc", headers=headers)
+        assert sealed.content == reference_seal("chacha20-poly1305", key, nonce, b"abc", b"")
+        opened = client.post(
+            "/v1/aead/chacha20-poly1305/open", content=sealed.content, headers=headers
+        )
+        assert opened.content == b"abc"
+
+
 def test_route_enums_match_the_facade() -> None:
     assert get_args(aead.AeadAlgorithm) == crypto.AEAD_ALGORITHMS
     assert get_args(mac.MacAlgorithm) == crypto.MAC_ALGORITHMS
@@ -133,3 +168,45 @@ def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.access_log is True
     assert settings.max_stream_bytes == 0
     assert settings.offload_threshold_bytes == 64 * 1024
+
+
+def test_base64_canonical_check_agrees_with_the_standard_library_on_every_tail() -> None:
+    # every padded final quantum: canonical exactly when the stdlib re-encodes it unchanged
+    from itertools import product
+
+    from archcrypt.api.wire import b64decode
+
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    tails = [a + b + "==" for a, b in product(alphabet, repeat=2)]
+    tails += [a + b + c + "=" for a, b, c in product(alphabet[::3], alphabet, alphabet)]
+    for tail in tails:
+        canonical = base64.b64encode(base64.b64decode(tail)).decode() == tail
+        try:
+            accepted = b64decode("QUJD" + tail) == base64.b64decode("QUJD" + tail)
+        except ValueError:
+            accepted = False
+        assert accepted == canonical, tail
+
+
+def test_operation_routes_refuse_parameters_they_would_not_resolve() -> None:
+    # an OperationRoute skips dependency solving, so a dependency must fail loudly at
+    # definition time rather than never run
+    from fastapi import APIRouter, Depends, Request, Response
+
+    from archcrypt.api.deps import OperationRoute
+
+    async def scope_check() -> None:
+        raise AssertionError("never called")
+
+    router = APIRouter(route_class=OperationRoute)
+    with pytest.raises(TypeError, match="dependencies would not run"):
+
+        @router.post("/x/{name}", dependencies=[Depends(scope_check)])
+        async def guarded(name: str, request: Request) -> Response:
+            return Response()
+
+    with pytest.raises(TypeError, match="path parameters only"):
+
+        @router.post("/y")
+        async def with_query(limit: int, request: Request) -> Response:
+            return Response()

@@ -5,39 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-from .conftest import Server, serve_subprocess
+from .conftest import LIMIT_BYTES, LIMIT_MESSAGES, Server
 from .helpers import assert_problem, b64, metric_value, raw_post
 
 ALGORITHMS = ("sha224", "sha256", "sha384", "sha512")
 # Padding edges of SHA-256 (55/56/64) and SHA-512 (111/112/128); 100 KB moves the batch
 # to the worker thread.
 LENGTHS = [0, 1, 55, 56, 63, 64, 65, 111, 112, 127, 128, 129, 1000, 100_000]
-
-LIMIT_MESSAGES = 8
-LIMIT_BYTES = 4096
-
-
-@pytest.fixture(scope="module")
-def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """An instance with small batch limits: 8 messages, 4 KiB in all."""
-    log_dir: Path = tmp_path_factory.mktemp("batch-limited")
-    yield from serve_subprocess(
-        log_dir,
-        ARCHCRYPT_MAX_BATCH_MESSAGES=str(LIMIT_MESSAGES),
-        ARCHCRYPT_MAX_BATCH_BYTES=str(LIMIT_BYTES),
-    )
-
-
-@pytest.fixture(scope="module")
-def limited_client(limited: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=limited.base_url, timeout=60.0) as http:
-        yield http
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

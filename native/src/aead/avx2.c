@@ -17,7 +17,7 @@
 typedef p64_regs mac_regs;
 
 /* One full 16-byte block (padbit 1). */
-static inline __attribute__((always_inline)) void mac_block(mac_regs *m, const uint8_t *p)
+AC_INLINE void mac_block(mac_regs *m, const uint8_t *p)
 {
     p64_mulx_block(m, p, 1);
 }
@@ -74,7 +74,7 @@ static void mac_padded(mac_regs *m, const uint8_t *p, size_t len)
         uint64_t blk[2] = {0, 0};
         memcpy(blk, p, len);
         mac_block(m, (const uint8_t *)blk);
-        p64_wipe(blk, sizeof blk);
+        ac_wipe_words(blk, sizeof blk);
     }
 }
 
@@ -134,10 +134,10 @@ static void stitched(direction dir, uint8_t *out, uint8_t tag[16], const uint8_t
                 load64_le((const uint8_t *)&otk[3]), &t1);
         store64_le(tag, t0);
         store64_le(tag + 8, t1);
-        p64_wipe(h, sizeof h);
+        ac_wipe_words(h, sizeof h);
     }
-    p64_wipe(otk, sizeof otk);
-    p64_wipe(&m, sizeof m);
+    ac_wipe_words(otk, sizeof otk);
+    ac_wipe_words(&m, sizeof m);
 }
 
 /* Correct at any length (the front sends this row only messages of at least its min_len;

@@ -5,8 +5,10 @@
 
 #include <immintrin.h>
 
+#include "common.h"
+
 /* Without VAES the ymm S-box runs as two xmm AES instructions and the lane moves. */
-static inline __attribute__((always_inline)) __m256i aesenclast_2x128(__m256i x)
+AC_INLINE __m256i aesenclast_2x128(__m256i x)
 {
     const __m128i z = _mm_setzero_si128();
     __m128i lo = _mm_aesenclast_si128(_mm256_castsi256_si128(x), z);
@@ -14,7 +16,7 @@ static inline __attribute__((always_inline)) __m256i aesenclast_2x128(__m256i x)
     return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
 }
 
-static inline __attribute__((always_inline)) __m256i aesdeclast_2x128(__m256i x)
+AC_INLINE __m256i aesdeclast_2x128(__m256i x)
 {
     const __m128i z = _mm_setzero_si128();
     __m128i lo = _mm_aesdeclast_si128(_mm256_castsi256_si128(x), z);

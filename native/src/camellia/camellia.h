@@ -44,6 +44,29 @@ typedef struct camellia_kernel {
  * schedule runs it on secret data, so no memory access may depend on the key. */
 uint64_t ac_camellia_f_ct(uint64_t F_IN, uint64_t KE);
 
+/* The subkeys in the order one direction uses them (RFC 3713 2.4: decryption runs the
+ * same network with k, ke and the kw pairs reversed): round key i = 1..18 or 24, FL key
+ * i = 1..4 or 6, and the whitening pair before (kw[0..1]) and after (kw[2..3]). */
+static inline unsigned ac_camellia_rounds(const camellia_subkeys *ks)
+{
+    return ks->key_bits == 128 ? 18 : 24;
+}
+
+static inline uint64_t ac_camellia_k(const camellia_subkeys *ks, int decrypt, unsigned i)
+{
+    return ks->k[decrypt ? ac_camellia_rounds(ks) - i : i - 1];
+}
+
+static inline uint64_t ac_camellia_ke(const camellia_subkeys *ks, int decrypt, unsigned i)
+{
+    return ks->ke[decrypt ? ac_camellia_rounds(ks) / 3 - 2 - i : i - 1];
+}
+
+static inline const uint64_t *ac_camellia_kw(const camellia_subkeys *ks, int decrypt, int post)
+{
+    return &ks->kw[(decrypt ^ post) ? 2 : 0];
+}
+
 /* Key schedule (camellia.c), portable for every implementation. */
 int ac_camellia_schedule(camellia_subkeys *ks, const uint8_t *key, size_t key_len);
 

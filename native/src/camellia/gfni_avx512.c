@@ -78,7 +78,6 @@
  * on the block count only. A per-call key table is wiped before returning.
  */
 
-#define AC_AI static inline __attribute__((always_inline))
 
 typedef struct {
     uint64_t rk[24][8];    /* round r's subkey byte j, times 0x0101010101010101 */
@@ -124,7 +123,7 @@ static void build_keys(camellia_gfni_keys *kt, const camellia_subkeys *ks, int d
 #undef KE
 }
 
-AC_AI __m512i kb(uint64_t k)
+AC_INLINE __m512i kb(uint64_t k)
 {
     return _mm512_set1_epi64((long long)k);
 }
@@ -142,7 +141,7 @@ AC_AI __m512i kb(uint64_t k)
  * with its second layer computed from the S-box outputs directly and its last layer
  * merged into the XOR into d, each pair of XORs one vpternlogq: 20 instructions, depth 3.
  */
-AC_AI void round_f(const __m512i *s, __m512i *d, const uint64_t *rk)
+AC_INLINE void round_f(const __m512i *s, __m512i *d, const uint64_t *rk)
 {
     const __m512i a1 = kb(PRE1_M), a4 = kb(PRE4_M);
     const __m512i b1 = kb(POST1_M), b2 = kb(POST2_M), b3 = kb(POST3_M);
@@ -180,7 +179,7 @@ AC_AI void round_f(const __m512i *s, __m512i *d, const uint64_t *rk)
  * order. Byte j of a <<< 1 (a0 most significant) is (a_j << 1) | (a_{j+1} >> 7): an add
  * for the first, vgf2p8affineqb with SHR7_M for the second (AVX-512 has no byte shift).
  */
-AC_AI void fl_left(__m512i *h, const uint64_t *k)
+AC_INLINE void fl_left(__m512i *h, const uint64_t *k)
 {
     const __m512i shr7 = kb(SHR7_M);
     __m512i a[4], hi[4];
@@ -196,7 +195,7 @@ AC_AI void fl_left(__m512i *h, const uint64_t *k)
                                              XOR_OR);
 }
 
-AC_AI void fl_right(__m512i *h, const uint64_t *k)
+AC_INLINE void fl_right(__m512i *h, const uint64_t *k)
 {
 #pragma GCC unroll 4
     for (int j = 0; j < 4; j++)
@@ -206,7 +205,7 @@ AC_AI void fl_right(__m512i *h, const uint64_t *k)
 /* 16x16 byte transpose in each 128-bit lane: four rounds of "vector k with vector k+8,
  * interleaved low and high" into vectors 2k and 2k+1. Each round rotates the 8-bit address
  * (vector : byte) left by one bit, so four swap its nibbles. Self-inverse. */
-AC_AI void transpose(__m512i *x)
+AC_INLINE void transpose(__m512i *x)
 {
 #pragma GCC unroll 4
     for (int round = 0; round < 4; round++) {
@@ -223,7 +222,7 @@ AC_AI void transpose(__m512i *x)
 }
 
 /* Bytes of register r that hold one of the first nblocks blocks. */
-AC_AI __mmask64 reg_mask(size_t nblocks, int r)
+AC_INLINE __mmask64 reg_mask(size_t nblocks, int r)
 {
     const size_t first = 4 * (size_t)r;
 
@@ -235,7 +234,7 @@ AC_AI __mmask64 reg_mask(size_t nblocks, int r)
 /* All nk rounds and the FL layers between them. nk is a constant at each call, so every
  * loop unrolls and the state stays in registers; a loop over a run-time count would keep
  * it in memory. */
-AC_AI void rounds(__m512i *x, const camellia_gfni_keys *kt, const unsigned nk)
+AC_INLINE void rounds(__m512i *x, const camellia_gfni_keys *kt, const unsigned nk)
 {
 #pragma GCC unroll 4
     for (unsigned r = 0; r < nk; r += 6) {

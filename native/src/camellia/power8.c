@@ -222,7 +222,7 @@ static inline v8 key_vector(const v8 *p)
 #define EXPAND(m, ...) m(__VA_ARGS__)
 
 /* 16 blocks from in to out (out == in allowed: everything is loaded before any store). */
-static inline __attribute__((always_inline)) void camellia16(const sched_vec *sv,
+AC_INLINE void camellia16(const sched_vec *sv,
                                                              uint8_t *out, const uint8_t *in)
 {
     const sbox_consts cs = {
@@ -276,14 +276,6 @@ static inline __attribute__((always_inline)) void camellia16(const sched_vec *sv
 #undef D2
 #undef EXPAND
 
-/* ac_wipe's byte loop costs more than a 16-block batch; memset behind a compiler barrier
- * that makes the buffer look read is just as sure not to be optimised away. */
-static inline void wipe(void *p, size_t n)
-{
-    memset(p, 0, n);
-    __asm__ __volatile__("" : : "r"(p) : "memory");
-}
-
 static void camellia_power8(const camellia_subkeys *ks, int decrypt, uint8_t *out,
                             const uint8_t *in, size_t nblocks)
 {
@@ -308,13 +300,13 @@ static void camellia_power8(const camellia_subkeys *ks, int decrypt, uint8_t *ou
         camellia16(&sv, dst, src);
         if (n < 16) {
             memcpy(out, buf, 16 * n);
-            wipe(buf, sizeof buf);
+            ac_wipe(buf, sizeof buf);
         }
         in += 16 * n;
         out += 16 * n;
         nblocks -= n;
     }
-    wipe(&sv, sizeof sv);
+    ac_wipe(&sv, sizeof sv);
 }
 
 static void camellia_power8_encrypt(const camellia_subkeys *ks, const void *cache, uint8_t *out,

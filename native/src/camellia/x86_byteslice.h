@@ -43,10 +43,10 @@
 #include <immintrin.h>
 
 #include "common.h"
+#include "camellia/byteslice_tables.h"
 #include "camellia/camellia.h"
 
 #define AC_ALIGN32 __attribute__((aligned(32)))
-#define AC_AI static inline __attribute__((always_inline))
 
 /* A 16-entry table as x86 vpshufb wants it (entry 0 first), repeated for both lanes. */
 #define TABLE(...) {__VA_ARGS__, __VA_ARGS__}
@@ -62,27 +62,27 @@ enum {
 
 static const uint8_t camellia_x86_consts[C_COUNT][32] AC_ALIGN32 = {
     /* pre maps: E feed aesenclast, D feed aesdeclast; 4 = s4's (input rotated) */
-    [C_PRE1_E_HI] = TABLE(0x08, 0xaf, 0x9b, 0x3c, 0x69, 0xce, 0xfa, 0x5d, 0xd1, 0x76, 0x42, 0xe5, 0xb0, 0x17, 0x23, 0x84),
-    [C_PRE1_E_LO] = TABLE(0x00, 0x01, 0x19, 0x18, 0xb1, 0xb0, 0xa8, 0xa9, 0xab, 0xaa, 0xb2, 0xb3, 0x1a, 0x1b, 0x03, 0x02),
-    [C_PRE4_E_HI] = TABLE(0x08, 0x9b, 0x69, 0xfa, 0xd1, 0x42, 0xb0, 0x23, 0x09, 0x9a, 0x68, 0xfb, 0xd0, 0x43, 0xb1, 0x22),
-    [C_PRE4_E_LO] = TABLE(0x00, 0x19, 0xb1, 0xa8, 0xab, 0xb2, 0x1a, 0x03, 0xa7, 0xbe, 0x16, 0x0f, 0x0c, 0x15, 0xbd, 0xa4),
-    [C_PRE1_D_HI] = TABLE(0x9b, 0xaa, 0xc4, 0xf5, 0xa0, 0x91, 0xff, 0xce, 0xc5, 0xf4, 0x9a, 0xab, 0xfe, 0xcf, 0xa1, 0x90),
-    [C_PRE1_D_LO] = TABLE(0x00, 0x1f, 0x16, 0x09, 0x82, 0x9d, 0x94, 0x8b, 0xb5, 0xaa, 0xa3, 0xbc, 0x37, 0x28, 0x21, 0x3e),
-    [C_PRE4_D_HI] = TABLE(0x9b, 0xc4, 0xa0, 0xff, 0xc5, 0x9a, 0xfe, 0xa1, 0x84, 0xdb, 0xbf, 0xe0, 0xda, 0x85, 0xe1, 0xbe),
-    [C_PRE4_D_LO] = TABLE(0x00, 0x16, 0x82, 0x94, 0xb5, 0xa3, 0x37, 0x21, 0x31, 0x27, 0xb3, 0xa5, 0x84, 0x92, 0x06, 0x10),
+    [C_PRE1_E_HI] = TABLE(CAMELLIA_PRE1_E_HI),
+    [C_PRE1_E_LO] = TABLE(CAMELLIA_PRE1_E_LO),
+    [C_PRE4_E_HI] = TABLE(CAMELLIA_PRE4_E_HI),
+    [C_PRE4_E_LO] = TABLE(CAMELLIA_PRE4_E_LO),
+    [C_PRE1_D_HI] = TABLE(CAMELLIA_PRE1_D_HI),
+    [C_PRE1_D_LO] = TABLE(CAMELLIA_PRE1_D_LO),
+    [C_PRE4_D_HI] = TABLE(CAMELLIA_PRE4_D_HI),
+    [C_PRE4_D_LO] = TABLE(CAMELLIA_PRE4_D_LO),
     /* post maps: 1 for s1 and s4, 2 = s1 <<< 1, 3 = s1 >>> 1 */
-    [C_POST1_E_HI] = TABLE(0x11, 0xa9, 0xc8, 0x70, 0xb1, 0x09, 0x68, 0xd0, 0xb9, 0x01, 0x60, 0xd8, 0x19, 0xa1, 0xc0, 0x78),
-    [C_POST1_E_LO] = TABLE(0x00, 0x93, 0x95, 0x06, 0x2f, 0xbc, 0xba, 0x29, 0x60, 0xf3, 0xf5, 0x66, 0x4f, 0xdc, 0xda, 0x49),
-    [C_POST2_E_HI] = TABLE(0x22, 0x53, 0x91, 0xe0, 0x63, 0x12, 0xd0, 0xa1, 0x73, 0x02, 0xc0, 0xb1, 0x32, 0x43, 0x81, 0xf0),
-    [C_POST2_E_LO] = TABLE(0x00, 0x27, 0x2b, 0x0c, 0x5e, 0x79, 0x75, 0x52, 0xc0, 0xe7, 0xeb, 0xcc, 0x9e, 0xb9, 0xb5, 0x92),
-    [C_POST3_E_HI] = TABLE(0x88, 0xd4, 0x64, 0x38, 0xd8, 0x84, 0x34, 0x68, 0xdc, 0x80, 0x30, 0x6c, 0x8c, 0xd0, 0x60, 0x3c),
-    [C_POST3_E_LO] = TABLE(0x00, 0xc9, 0xca, 0x03, 0x97, 0x5e, 0x5d, 0x94, 0x30, 0xf9, 0xfa, 0x33, 0xa7, 0x6e, 0x6d, 0xa4),
-    [C_POST1_D_HI] = TABLE(0x6e, 0x94, 0xb9, 0x43, 0x4f, 0xb5, 0x98, 0x62, 0x8f, 0x75, 0x58, 0xa2, 0xae, 0x54, 0x79, 0x83),
-    [C_POST1_D_LO] = TABLE(0x00, 0xf1, 0xbb, 0x4a, 0x8e, 0x7f, 0x35, 0xc4, 0x09, 0xf8, 0xb2, 0x43, 0x87, 0x76, 0x3c, 0xcd),
-    [C_POST2_D_HI] = TABLE(0xdc, 0x29, 0x73, 0x86, 0x9e, 0x6b, 0x31, 0xc4, 0x1f, 0xea, 0xb0, 0x45, 0x5d, 0xa8, 0xf2, 0x07),
-    [C_POST2_D_LO] = TABLE(0x00, 0xe3, 0x77, 0x94, 0x1d, 0xfe, 0x6a, 0x89, 0x12, 0xf1, 0x65, 0x86, 0x0f, 0xec, 0x78, 0x9b),
-    [C_POST3_D_HI] = TABLE(0x37, 0x4a, 0xdc, 0xa1, 0xa7, 0xda, 0x4c, 0x31, 0xc7, 0xba, 0x2c, 0x51, 0x57, 0x2a, 0xbc, 0xc1),
-    [C_POST3_D_LO] = TABLE(0x00, 0xf8, 0xdd, 0x25, 0x47, 0xbf, 0x9a, 0x62, 0x84, 0x7c, 0x59, 0xa1, 0xc3, 0x3b, 0x1e, 0xe6),
+    [C_POST1_E_HI] = TABLE(CAMELLIA_POST1_E_HI),
+    [C_POST1_E_LO] = TABLE(CAMELLIA_POST1_E_LO),
+    [C_POST2_E_HI] = TABLE(CAMELLIA_POST2_E_HI),
+    [C_POST2_E_LO] = TABLE(CAMELLIA_POST2_E_LO),
+    [C_POST3_E_HI] = TABLE(CAMELLIA_POST3_E_HI),
+    [C_POST3_E_LO] = TABLE(CAMELLIA_POST3_E_LO),
+    [C_POST1_D_HI] = TABLE(CAMELLIA_POST1_D_HI),
+    [C_POST1_D_LO] = TABLE(CAMELLIA_POST1_D_LO),
+    [C_POST2_D_HI] = TABLE(CAMELLIA_POST2_D_HI),
+    [C_POST2_D_LO] = TABLE(CAMELLIA_POST2_D_LO),
+    [C_POST3_D_HI] = TABLE(CAMELLIA_POST3_D_HI),
+    [C_POST3_D_LO] = TABLE(CAMELLIA_POST3_D_LO),
     [C_MASK0F] = TABLE(0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f, 0x0f),
     /* out[i] = in[sr[i]]: where aesenclast's ShiftRows takes byte i from */
     [C_SHIFTROWS] = TABLE(0, 5, 10, 15, 4, 9, 14, 3, 8, 13, 2, 7, 12, 1, 6, 11),
@@ -107,26 +107,26 @@ typedef struct {
     unsigned rounds;       /* 18 or 24 */
 } camellia_x86_keys;
 
-AC_AI __m256i cload(unsigned idx)
+AC_INLINE __m256i cload(unsigned idx)
 {
     return _mm256_load_si256((const __m256i *)(const void *)camellia_x86_consts[idx]);
 }
 
 /* Bytes j and j + 1 (RFC order: 0 the most significant) of the 64-bit subkeys in the
  * qwords of kq, broadcast over lane 0 and lane 1 respectively. */
-AC_AI __m256i bcast_pair(__m256i kq, unsigned j)
+AC_INLINE __m256i bcast_pair(__m256i kq, unsigned j)
 {
     return _mm256_shuffle_epi8(kq, _mm256_setr_m128i(_mm_set1_epi8((char)(7 - j)),
                                                      _mm_set1_epi8((char)(6 - j))));
 }
 
-AC_AI void store_pair(__m128i *p, __m256i v)
+AC_INLINE void store_pair(__m128i *p, __m256i v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, v);
 }
 
 /* pre(k) ^ pre(0): the linear part of a pre map, on every byte of kq. */
-AC_AI __m256i pre_linear(__m256i kq, unsigned hi_idx, unsigned lo_idx)
+AC_INLINE __m256i pre_linear(__m256i kq, unsigned hi_idx, unsigned lo_idx)
 {
     const __m256i m = cload(C_MASK0F), hi = cload(hi_idx), lo = cload(lo_idx);
     __m256i v = _mm256_xor_si256(_mm256_shuffle_epi8(lo, _mm256_and_si256(kq, m)),
@@ -182,26 +182,12 @@ static void camellia_x86_build_keys(camellia_x86_keys *kt, const camellia_subkey
 #undef KE
 }
 
-/* Zero n bytes (a multiple of 32, 32-byte aligned) with ymm stores; libc's memset costs
- * several times more on these sizes. The barrier in the loop keeps the compiler from
- * turning it back into a memset call, the one after it from dropping the stores. */
-static inline void camellia_x86_wipe(void *p, size_t n)
-{
-    __m256i *v = (__m256i *)p;
-
-    for (size_t i = 0; i < n / 32; i++) {
-        _mm256_store_si256(v + i, _mm256_setzero_si256());
-        __asm__("" : : "r"(v) : "memory");
-    }
-    __asm__ __volatile__("" : : "r"(p) : "memory");
-}
-
 /* Zero the parts of the table this key used. */
 static void camellia_x86_wipe_keys(camellia_x86_keys *kt)
 {
-    camellia_x86_wipe(kt->rk, sizeof kt->rk[0] * kt->rounds);
-    camellia_x86_wipe(kt->fl, sizeof kt->fl[0] * (kt->rounds / 6 - 1));
-    camellia_x86_wipe(kt->kw, sizeof kt->kw);
+    ac_wipe_words(kt->rk, sizeof kt->rk[0] * kt->rounds);
+    ac_wipe_words(kt->fl, sizeof kt->fl[0] * (kt->rounds / 6 - 1));
+    ac_wipe_words(kt->kw, sizeof kt->kw);
 }
 
 /* The batch template, once for xmm and once for ymm. */
@@ -297,13 +283,13 @@ static void camellia_x86_run(const camellia_subkeys *ks, const void *cache, int 
         else
             camellia_x86_batch64(kt, scratch, buf, buf);
         memcpy(out, buf, len);
-        camellia_x86_wipe(buf, padded);
+        ac_wipe_words(buf, padded);
         if (used < padded)
             used = padded;
     }
     if (cache == NULL)
         camellia_x86_wipe_keys(&local);
-    camellia_x86_wipe(scratch, used);
+    ac_wipe_words(scratch, used);
 }
 
 #define CAMELLIA_X86_KERNEL(slug)                                                       \

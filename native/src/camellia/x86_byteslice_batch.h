@@ -51,7 +51,7 @@
 #define CONST(i) V_LOADA(camellia_x86_consts[i])
 
 /* An affine map of every byte: lo[x & 15] ^ hi[x >> 4]. */
-AC_AI VT SFX(affine_)(VT x, VT lo, VT hi, VT m)
+AC_INLINE VT SFX(affine_)(VT x, VT lo, VT hi, VT m)
 {
     return V_XOR(V_SHUF(lo, V_AND(x, m)), V_SHUF(hi, V_AND(V_SRL16(x, 4), m)));
 }
@@ -65,7 +65,7 @@ AC_AI VT SFX(affine_)(VT x, VT lo, VT hi, VT m)
  * The halves stay in memory: sixteen vectors and the temporaries do not fit in sixteen
  * registers, and this way the spills are the eight loads and stores of each round.
  */
-AC_AI void SFX(round_)(const VT *s, VT *d, const __m128i *rk, int dec)
+AC_INLINE void SFX(round_)(const VT *s, VT *d, const __m128i *rk, int dec)
 {
     const VT m = CONST(C_MASK0F);
     const VT p1 = CONST(dec ? C_PRE1_D_HI : C_PRE1_E_HI), p4 = CONST(dec ? C_PRE4_D_HI : C_PRE4_E_HI);
@@ -120,7 +120,7 @@ AC_AI void SFX(round_)(const VT *s, VT *d, const __m128i *rk, int dec)
 /* Section 2.4.2 on a byte-sliced half h[0..7] in memory: kl = KE >> 32 in k[0..3], kr in
  * k[4..7]. FL: x2 ^= (x1 & kl) <<< 1, then x1 ^= x2 | kr. FL^-1: the same two steps in
  * the other order. */
-AC_AI void SFX(fl_left_)(VT *h, const __m128i *k)
+AC_INLINE void SFX(fl_left_)(VT *h, const __m128i *k)
 {
     VT a0 = V_AND(V_LOADA(&h[0]), KEY(k[0])), a1 = V_AND(V_LOADA(&h[1]), KEY(k[1]));
     VT a2 = V_AND(V_LOADA(&h[2]), KEY(k[2])), a3 = V_AND(V_LOADA(&h[3]), KEY(k[3]));
@@ -130,7 +130,7 @@ AC_AI void SFX(fl_left_)(VT *h, const __m128i *k)
     V_STOREA(&h[7], V_XOR(V_LOADA(&h[7]), ROTL1(a3, a0)));
 }
 
-AC_AI void SFX(fl_right_)(VT *h, const __m128i *k)
+AC_INLINE void SFX(fl_right_)(VT *h, const __m128i *k)
 {
     for (int j = 0; j < 4; j++)
         V_STOREA(&h[j], V_XOR(V_LOADA(&h[j]), V_OR(V_LOADA(&h[4 + j]), KEY(k[4 + j]))));
@@ -139,7 +139,7 @@ AC_AI void SFX(fl_right_)(VT *h, const __m128i *k)
 #undef ROTL1
 
 /* FL on D1 and FL^-1 on D2 of a state. */
-AC_AI void SFX(fl_layer_)(VT *st, const __m128i *fl)
+AC_INLINE void SFX(fl_layer_)(VT *st, const __m128i *fl)
 {
     __asm__("" ::: "memory");
     SFX(fl_left_)(st, fl);
@@ -154,7 +154,7 @@ AC_AI void SFX(fl_layer_)(VT *st, const __m128i *fl)
  * interleaved low and high" into vectors 2k and 2k+1. Each round rotates the 8-bit
  * address (vector : byte) left by one bit, so four swap its nibbles. Self-inverse.
  */
-AC_AI void SFX(transpose_)(VT *x)
+AC_INLINE void SFX(transpose_)(VT *x)
 {
 #pragma GCC unroll 4
     for (int round = 0; round < 4; round++) {
@@ -174,7 +174,7 @@ AC_AI void SFX(transpose_)(VT *x)
 
 /* Load BS_W / 8 blocks into a byte-sliced state: transpose, D2 into ShiftRows order,
  * prewhitening. */
-AC_AI void SFX(load_state_)(VT *st, const camellia_x86_keys *kt, const uint8_t *in, size_t nvec)
+AC_INLINE void SFX(load_state_)(VT *st, const camellia_x86_keys *kt, const uint8_t *in, size_t nvec)
 {
     VT x[16];
 
@@ -193,7 +193,7 @@ AC_AI void SFX(load_state_)(VT *st, const camellia_x86_keys *kt, const uint8_t *
 }
 
 /* Postwhitening, D2 back into block order, and out as D2 || D1. */
-AC_AI void SFX(store_state_)(uint8_t *out, const camellia_x86_keys *kt, const VT *st, size_t nvec)
+AC_INLINE void SFX(store_state_)(uint8_t *out, const camellia_x86_keys *kt, const VT *st, size_t nvec)
 {
     VT y[16];
 
@@ -219,7 +219,7 @@ AC_AI void SFX(store_state_)(uint8_t *out, const camellia_x86_keys *kt, const VT
  * latency at every round boundary (measured: ~1150 cycles per ymm state alone, ~915 each
  * for two).
  */
-AC_AI void SFX(batch_)(const camellia_x86_keys *kt, void *scratch, uint8_t *out, const uint8_t *in,
+AC_INLINE void SFX(batch_)(const camellia_x86_keys *kt, void *scratch, uint8_t *out, const uint8_t *in,
                        const int nstate, size_t nvec)
 {
     VT *a = (VT *)scratch, *b = a + 16;

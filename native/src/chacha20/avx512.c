@@ -1,4 +1,4 @@
-/* ChaCha20, AVX-512: 16 blocks per iteration (one state word per zmm, one block per lane, vprold rotates); 9..15-block tails as a partial 16-block pass, 1..8 as 4 blocks per zmm row set; byte-masked I/O (RFC 8439 2.3-2.4). */
+/* ChaCha20, AVX-512: two independent 16-block groups per 2 KiB iteration (one state word per zmm, one block per lane, vprold rotates, all 32 zmm registers), one group for 1 KiB and 513..1023-byte tails, 1..8 blocks as 4 blocks per zmm row set; byte-masked I/O (RFC 8439 2.3-2.4). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512BW__)
 #error "chacha20/avx512.c needs -mavx512f -mavx512vl -mavx512bw (ISA_FLAGS_avx512 in native/isa.mk)"
 #endif
@@ -72,10 +72,113 @@ static inline void xor_upto(uint8_t *out, const uint8_t *in, __m512i ks, size_t 
     }
 }
 
-/* The input state lives in a stack array written and read through volatile
- * accesses: 16 working words take 16 zmm and the input copy would take the other
- * 16, so the compiler would spill part of it to slots that we could not wipe.
- * This way the copy is in one place, read as 32 loads per 1024 bytes, and wiped. */
+/* XOR block bytes [off, off + 64) of a group, clipped to the group's len. */
+static inline void xor_at(uint8_t *out, const uint8_t *in, __m512i ks, size_t len, size_t off)
+{
+    if (len > off)
+        xor_upto(out + off, in + off, ks, len - off);
+}
+
+/* x0..x15 hold word i of 16 blocks (block k in lane k) after the feed-forward: out =
+ * in ^ those blocks, len >= 1024 bytes written whole or the first len < 1024. */
+#define GROUP_OUT(out, in, len, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15) \
+    do {                                                                    \
+        __m512i b0, b1, b2, b3;                                             \
+        /* Lane k of x[4g + j] then holds words 4g..4g+3 of block 4k + j. */ \
+        TRANSPOSE_WORDS(x0, x1, x2, x3);                                    \
+        TRANSPOSE_WORDS(x4, x5, x6, x7);                                    \
+        TRANSPOSE_WORDS(x8, x9, x10, x11);                                  \
+        TRANSPOSE_WORDS(x12, x13, x14, x15);                                \
+        if (AC_LIKELY((len) >= 1024)) {                                     \
+            OUT4(out, in, 0, x0, x4, x8, x12);                              \
+            OUT4(out, in, 1, x1, x5, x9, x13);                              \
+            OUT4(out, in, 2, x2, x6, x10, x14);                             \
+            OUT4(out, in, 3, x3, x7, x11, x15);                             \
+        } else {                                                            \
+            OUTP(out, in, len, 0, x0, x4, x8, x12);                         \
+            OUTP(out, in, len, 1, x1, x5, x9, x13);                         \
+            OUTP(out, in, len, 2, x2, x6, x10, x14);                        \
+            OUTP(out, in, len, 3, x3, x7, x11, x15);                        \
+        }                                                                   \
+    } while (0)
+#define OUT4(out, in, j, A, B, C, D)                                        \
+    LANES_TO_BLOCKS(A, B, C, D, b0, b1, b2, b3);                            \
+    xor_full(out + 64 * (0 + j), in + 64 * (0 + j), b0);                    \
+    xor_full(out + 64 * (4 + j), in + 64 * (4 + j), b1);                    \
+    xor_full(out + 64 * (8 + j), in + 64 * (8 + j), b2);                    \
+    xor_full(out + 64 * (12 + j), in + 64 * (12 + j), b3)
+#define OUTP(out, in, len, j, A, B, C, D)                                   \
+    LANES_TO_BLOCKS(A, B, C, D, b0, b1, b2, b3);                            \
+    xor_at(out, in, b0, len, 64 * (0 + j));                                 \
+    xor_at(out, in, b1, len, 64 * (4 + j));                                 \
+    xor_at(out, in, b2, len, 64 * (8 + j));                                 \
+    xor_at(out, in, b3, len, 64 * (12 + j))
+
+/* A key or nonce word broadcast to every lane, read from the caller's array each time
+ * it is used: gcc would otherwise keep the sixteen input words live across the
+ * rounds, which with the sixteen working words is every zmm register, and spill
+ * them to stack slots that nothing wipes. The volatile read costs a scalar load and
+ * a broadcast per word per 1024 bytes. */
+static inline __m512i bcast(const uint32_t *p)
+{
+    return _mm512_set1_epi32((int)*(const volatile uint32_t *)p);
+}
+
+static inline __m512i lane_counters(uint32_t counter)
+{
+    return _mm512_add_epi32(_mm512_set1_epi32((int)counter),
+                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+/* One 16-block group (1 <= len <= 1024 bytes; blocks past len are computed and
+ * dropped): the 1 KiB message and the last group of a long one. The input state
+ * is never copied: every word comes from its constant or the caller's key and
+ * nonce arrays, so there is no stack state to set up and wipe. */
+static void group16(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
+                    const uint32_t nonce[3], uint32_t counter)
+{
+    __m512i x0 = _mm512_set1_epi32(C0), x1 = _mm512_set1_epi32(C1);
+    __m512i x2 = _mm512_set1_epi32(C2), x3 = _mm512_set1_epi32(C3);
+    __m512i x4 = bcast(&key[0]), x5 = bcast(&key[1]), x6 = bcast(&key[2]), x7 = bcast(&key[3]);
+    __m512i x8 = bcast(&key[4]), x9 = bcast(&key[5]), x10 = bcast(&key[6]), x11 = bcast(&key[7]);
+    __m512i x12 = lane_counters(counter);
+    __m512i x13 = bcast(&nonce[0]), x14 = bcast(&nonce[1]), x15 = bcast(&nonce[2]);
+
+#pragma GCC unroll 10
+    for (int i = 0; i < 10; i++) {
+        QR(x0, x4, x8, x12);
+        QR(x1, x5, x9, x13);
+        QR(x2, x6, x10, x14);
+        QR(x3, x7, x11, x15);
+        QR(x0, x5, x10, x15);
+        QR(x1, x6, x11, x12);
+        QR(x2, x7, x8, x13);
+        QR(x3, x4, x9, x14);
+    }
+
+    x0 = _mm512_add_epi32(x0, _mm512_set1_epi32(C0));
+    x1 = _mm512_add_epi32(x1, _mm512_set1_epi32(C1));
+    x2 = _mm512_add_epi32(x2, _mm512_set1_epi32(C2));
+    x3 = _mm512_add_epi32(x3, _mm512_set1_epi32(C3));
+    x4 = _mm512_add_epi32(x4, bcast(&key[0]));
+    x5 = _mm512_add_epi32(x5, bcast(&key[1]));
+    x6 = _mm512_add_epi32(x6, bcast(&key[2]));
+    x7 = _mm512_add_epi32(x7, bcast(&key[3]));
+    x8 = _mm512_add_epi32(x8, bcast(&key[4]));
+    x9 = _mm512_add_epi32(x9, bcast(&key[5]));
+    x10 = _mm512_add_epi32(x10, bcast(&key[6]));
+    x11 = _mm512_add_epi32(x11, bcast(&key[7]));
+    x12 = _mm512_add_epi32(x12, lane_counters(counter));
+    x13 = _mm512_add_epi32(x13, bcast(&nonce[0]));
+    x14 = _mm512_add_epi32(x14, bcast(&nonce[1]));
+    x15 = _mm512_add_epi32(x15, bcast(&nonce[2]));
+    GROUP_OUT(out, in, len, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15);
+}
+
+/* The input state of the pair loop lives in a stack array written and read through
+ * volatile accesses: two groups' working words take all 32 zmm registers, so the
+ * input words are memory operands; this way they are in one place, read once per
+ * use, and wiped. */
 static inline void put(__m512i *slot, __m512i v)
 {
     *(volatile __m512i *)slot = v;
@@ -86,19 +189,36 @@ static inline __m512i get(const __m512i *slot)
     return *(const volatile __m512i *)slot;
 }
 
-/* XOR block bytes [off, off + 64) of a group, clipped to the group's len. */
-static inline void xor_at(uint8_t *out, const uint8_t *in, __m512i ks, size_t len, size_t off)
-{
-    if (len > off)
-        xor_upto(out + off, in + off, ks, len - off);
-}
+/* Quarter rounds of two groups side by side, step by step: eight independent
+ * add-xor-rotate chains per half round instead of four, so that the one-cycle
+ * dependencies of one group fill the other's issue slots (four 512-bit vector
+ * pipes on Zen 4/5 need four ready operations every cycle). */
+#define QR2(a, b, c, d, e, f, g, h)                                         \
+    do {                                                                    \
+        a = _mm512_add_epi32(a, b);                                         \
+        e = _mm512_add_epi32(e, f);                                         \
+        d = _mm512_rol_epi32(_mm512_xor_si512(d, a), 16);                   \
+        h = _mm512_rol_epi32(_mm512_xor_si512(h, e), 16);                   \
+        c = _mm512_add_epi32(c, d);                                         \
+        g = _mm512_add_epi32(g, h);                                         \
+        b = _mm512_rol_epi32(_mm512_xor_si512(b, c), 12);                   \
+        f = _mm512_rol_epi32(_mm512_xor_si512(f, g), 12);                   \
+        a = _mm512_add_epi32(a, b);                                         \
+        e = _mm512_add_epi32(e, f);                                         \
+        d = _mm512_rol_epi32(_mm512_xor_si512(d, a), 8);                    \
+        h = _mm512_rol_epi32(_mm512_xor_si512(h, e), 8);                    \
+        c = _mm512_add_epi32(c, d);                                         \
+        g = _mm512_add_epi32(g, h);                                         \
+        b = _mm512_rol_epi32(_mm512_xor_si512(b, c), 7);                    \
+        f = _mm512_rol_epi32(_mm512_xor_si512(f, g), 7);                    \
+    } while (0)
 
-/* 16 blocks (1024 bytes) per iteration over len bytes; a last group shorter than
- * 1024 bytes computes all 16 blocks and writes only len bytes. */
-static void blocks16(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
-                     const uint32_t nonce[3], uint32_t counter)
+/* Two independent 16-block groups (2048 bytes) per iteration over len, a multiple
+ * of 2048. */
+static void pairs16(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
+                    const uint32_t nonce[3], uint32_t counter)
 {
-    __m512i st[16];
+    __m512i st[16], park[16];
 
     put(&st[0], _mm512_set1_epi32(C0));
     put(&st[1], _mm512_set1_epi32(C1));
@@ -106,31 +226,50 @@ static void blocks16(uint8_t *out, const uint8_t *in, size_t len, const uint32_t
     put(&st[3], _mm512_set1_epi32(C3));
     for (int i = 0; i < 8; i++)
         put(&st[4 + i], _mm512_set1_epi32((int)key[i]));
-    put(&st[12], _mm512_add_epi32(_mm512_set1_epi32((int)counter),
-                                  _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)));
+    put(&st[12], lane_counters(counter));
     for (int i = 0; i < 3; i++)
         put(&st[13 + i], _mm512_set1_epi32((int)nonce[i]));
+    const __m512i sixteen = _mm512_set1_epi32(16);
 
-    while (len > 0) {
+    for (; len > 0; len -= 2048, out += 2048, in += 2048) {
         __m512i x0 = get(&st[0]), x1 = get(&st[1]), x2 = get(&st[2]), x3 = get(&st[3]);
         __m512i x4 = get(&st[4]), x5 = get(&st[5]), x6 = get(&st[6]), x7 = get(&st[7]);
         __m512i x8 = get(&st[8]), x9 = get(&st[9]), x10 = get(&st[10]), x11 = get(&st[11]);
         __m512i x12 = get(&st[12]), x13 = get(&st[13]), x14 = get(&st[14]), x15 = get(&st[15]);
+        __m512i y0 = x0, y1 = x1, y2 = x2, y3 = x3, y4 = x4, y5 = x5, y6 = x6, y7 = x7;
+        __m512i y8 = x8, y9 = x9, y10 = x10, y11 = x11;
+        __m512i y12 = _mm512_add_epi32(x12, sixteen), y13 = x13, y14 = x14, y15 = x15;
 
-        /* Unrolled: with a loop the register allocator adds a move per word per
-         * double round to line the loop-carried values up again. */
 #pragma GCC unroll 10
         for (int i = 0; i < 10; i++) {
-            QR(x0, x4, x8, x12);
-            QR(x1, x5, x9, x13);
-            QR(x2, x6, x10, x14);
-            QR(x3, x7, x11, x15);
-            QR(x0, x5, x10, x15);
-            QR(x1, x6, x11, x12);
-            QR(x2, x7, x8, x13);
-            QR(x3, x4, x9, x14);
+            QR2(x0, x4, x8, x12, y0, y4, y8, y12);
+            QR2(x1, x5, x9, x13, y1, y5, y9, y13);
+            QR2(x2, x6, x10, x14, y2, y6, y10, y14);
+            QR2(x3, x7, x11, x15, y3, y7, y11, y15);
+            QR2(x0, x5, x10, x15, y0, y5, y10, y15);
+            QR2(x1, x6, x11, x12, y1, y6, y11, y12);
+            QR2(x2, x7, x8, x13, y2, y7, y8, y13);
+            QR2(x3, x4, x9, x14, y3, y4, y9, y14);
         }
 
+        /* The second group waits in the stack while the first one's transpose needs
+         * registers. */
+        put(&park[0], _mm512_add_epi32(y0, get(&st[0])));
+        put(&park[1], _mm512_add_epi32(y1, get(&st[1])));
+        put(&park[2], _mm512_add_epi32(y2, get(&st[2])));
+        put(&park[3], _mm512_add_epi32(y3, get(&st[3])));
+        put(&park[4], _mm512_add_epi32(y4, get(&st[4])));
+        put(&park[5], _mm512_add_epi32(y5, get(&st[5])));
+        put(&park[6], _mm512_add_epi32(y6, get(&st[6])));
+        put(&park[7], _mm512_add_epi32(y7, get(&st[7])));
+        put(&park[8], _mm512_add_epi32(y8, get(&st[8])));
+        put(&park[9], _mm512_add_epi32(y9, get(&st[9])));
+        put(&park[10], _mm512_add_epi32(y10, get(&st[10])));
+        put(&park[11], _mm512_add_epi32(y11, get(&st[11])));
+        put(&park[12], _mm512_add_epi32(y12, _mm512_add_epi32(get(&st[12]), sixteen)));
+        put(&park[13], _mm512_add_epi32(y13, get(&st[13])));
+        put(&park[14], _mm512_add_epi32(y14, get(&st[14])));
+        put(&park[15], _mm512_add_epi32(y15, get(&st[15])));
         x0 = _mm512_add_epi32(x0, get(&st[0]));
         x1 = _mm512_add_epi32(x1, get(&st[1]));
         x2 = _mm512_add_epi32(x2, get(&st[2]));
@@ -147,47 +286,20 @@ static void blocks16(uint8_t *out, const uint8_t *in, size_t len, const uint32_t
         x13 = _mm512_add_epi32(x13, get(&st[13]));
         x14 = _mm512_add_epi32(x14, get(&st[14]));
         x15 = _mm512_add_epi32(x15, get(&st[15]));
-        put(&st[12], _mm512_add_epi32(get(&st[12]), _mm512_set1_epi32(16)));
-
-        /* Lane k of x[4g + j] then holds words 4g..4g+3 of block 4k + j. */
-        TRANSPOSE_WORDS(x0, x1, x2, x3);
-        TRANSPOSE_WORDS(x4, x5, x6, x7);
-        TRANSPOSE_WORDS(x8, x9, x10, x11);
-        TRANSPOSE_WORDS(x12, x13, x14, x15);
-
-        __m512i b0, b1, b2, b3;
-        if (AC_LIKELY(len >= 1024)) {
-#define OUT4(j, A, B, C, D)                                                 \
-            LANES_TO_BLOCKS(A, B, C, D, b0, b1, b2, b3);                    \
-            xor_full(out + 64 * (0 + j), in + 64 * (0 + j), b0);            \
-            xor_full(out + 64 * (4 + j), in + 64 * (4 + j), b1);            \
-            xor_full(out + 64 * (8 + j), in + 64 * (8 + j), b2);            \
-            xor_full(out + 64 * (12 + j), in + 64 * (12 + j), b3)
-            OUT4(0, x0, x4, x8, x12);
-            OUT4(1, x1, x5, x9, x13);
-            OUT4(2, x2, x6, x10, x14);
-            OUT4(3, x3, x7, x11, x15);
-#undef OUT4
-            out += 1024;
-            in += 1024;
-            len -= 1024;
-        } else {
-#define OUTP(j, A, B, C, D)                                                 \
-            LANES_TO_BLOCKS(A, B, C, D, b0, b1, b2, b3);                    \
-            xor_at(out, in, b0, len, 64 * (0 + j));                         \
-            xor_at(out, in, b1, len, 64 * (4 + j));                         \
-            xor_at(out, in, b2, len, 64 * (8 + j));                         \
-            xor_at(out, in, b3, len, 64 * (12 + j))
-            OUTP(0, x0, x4, x8, x12);
-            OUTP(1, x1, x5, x9, x13);
-            OUTP(2, x2, x6, x10, x14);
-            OUTP(3, x3, x7, x11, x15);
-#undef OUTP
-            len = 0;
-        }
+        put(&st[12], _mm512_add_epi32(get(&st[12]), _mm512_set1_epi32(32)));
+        GROUP_OUT(out, in, 1024, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14,
+                  x15);
+        x0 = get(&park[0]), x1 = get(&park[1]), x2 = get(&park[2]), x3 = get(&park[3]);
+        x4 = get(&park[4]), x5 = get(&park[5]), x6 = get(&park[6]), x7 = get(&park[7]);
+        x8 = get(&park[8]), x9 = get(&park[9]), x10 = get(&park[10]), x11 = get(&park[11]);
+        x12 = get(&park[12]), x13 = get(&park[13]), x14 = get(&park[14]), x15 = get(&park[15]);
+        GROUP_OUT(out + 1024, in + 1024, 1024, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11,
+                  x12, x13, x14, x15);
     }
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < 16; i++) {
         put(&st[i], _mm512_setzero_si512());
+        put(&park[i], _mm512_setzero_si512());
+    }
 }
 
 /* Rows of four blocks side by side, one block per 128-bit lane: r0 = constants,
@@ -302,20 +414,28 @@ static void chacha20_xor_stream_avx512(uint8_t *out, const uint8_t *in, size_t l
                                        uint32_t counter)
 {
     /* Lanes past the end are computed and dropped; each block used has its own
-     * counter, and no block is generated twice. A last group of 9..15 blocks goes
-     * through one 16-block pass rather than two passes of rows (the AVX2 kernel
-     * measured the same trade at 5..7 of 8 blocks). */
-    size_t bulk = len % 1024 > 512 ? len : len - len % 1024;
+     * counter, and no block is generated twice (counters wrap only when no block
+     * remains: the caller's guarantee). 2 KiB steps of two groups, then up to two
+     * single groups (a last one of 9..15 blocks is one 16-block pass rather than two
+     * passes of rows, as the AVX2 kernel measured at 5..7 of 8 blocks), then rows. */
+    size_t pairs = len & ~(size_t)2047;
 
-    if (bulk > 0) {
-        blocks16(out, in, bulk, key, nonce, counter);
-        /* Wraps only when no block remains (the caller's guarantee). */
-        counter += (uint32_t)(bulk / 1024 * 16);
-        out += bulk;
-        in += bulk;
-        len -= bulk;
+    if (pairs > 0) {
+        pairs16(out, in, pairs, key, nonce, counter);
+        counter += (uint32_t)(pairs / 64);
+        out += pairs;
+        in += pairs;
+        len -= pairs;
     }
-    /* 1..512 bytes left. */
+    while (len > 512) {
+        size_t n = len < 1024 ? len : 1024;
+        group16(out, in, n, key, nonce, counter);
+        counter += 16;
+        out += n;
+        in += n;
+        len -= n;
+    }
+    /* 0..512 bytes left. */
     if (len > 256)
         tail8(out, in, len, key, nonce, counter);
     else if (len > 0)

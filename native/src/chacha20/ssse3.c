@@ -83,9 +83,7 @@ static inline void xor_upto(uint8_t *out, const uint8_t *in, __m128i r0, __m128i
     for (; i < avail; i++)
         out[i] = (uint8_t)(in[i] ^ ks[i]);
     /* The keystream is as secret as the key it came from. */
-    for (i = 0; i < 64; i += 16)
-        _mm_storeu_si128((__m128i *)(void *)(ks + i), _mm_setzero_si128());
-    __asm__ __volatile__("" : : "r"(ks) : "memory");
+    ac_wipe(ks, sizeof ks);
 }
 
 /* Values parked on the stack by hand: 16 state words, temporaries and two

@@ -40,10 +40,10 @@ static const struct {
     uint8_t wide;
     const void *h0;
 } variants[] = {
-    [ARCHCRYPT_SHA224] = { 28, 64, 0, H0_224 },
-    [ARCHCRYPT_SHA256] = { 32, 64, 0, H0_256 },
-    [ARCHCRYPT_SHA384] = { 48, 128, 1, H0_384 },
-    [ARCHCRYPT_SHA512] = { 64, 128, 1, H0_512 },
+    [ARCHCRYPT_SHA224] = { ARCHCRYPT_SHA224_DIGEST_SIZE, ARCHCRYPT_SHA224_BLOCK_SIZE, 0, H0_224 },
+    [ARCHCRYPT_SHA256] = { ARCHCRYPT_SHA256_DIGEST_SIZE, ARCHCRYPT_SHA256_BLOCK_SIZE, 0, H0_256 },
+    [ARCHCRYPT_SHA384] = { ARCHCRYPT_SHA384_DIGEST_SIZE, ARCHCRYPT_SHA384_BLOCK_SIZE, 1, H0_384 },
+    [ARCHCRYPT_SHA512] = { ARCHCRYPT_SHA512_DIGEST_SIZE, ARCHCRYPT_SHA512_BLOCK_SIZE, 1, H0_512 },
 };
 
 static int known(int hash_id)
@@ -262,8 +262,23 @@ int archcrypt_hash(int hash_id, uint8_t *digest, const uint8_t *msg, size_t len)
  * out, lanes fall idle: an idle lane rides along on a busy lane's input into its own
  * scratch state while more than half the lanes are busy (a wide step then still beats
  * one message at a time), and below that the busy lanes finish one by one on the row's
- * compress.
+ * compress. One scheduler serves both word sizes (SHA-256 over 16 lanes of 32 bits,
+ * SHA-512 over 8 of 64, whatever the row offers) and HMAC, whose messages start from a
+ * keyed state that has absorbed one block already.
  */
+#define MANY_MAX_LANES (SHA256_MAX_LANES > SHA512_MAX_LANES ? SHA256_MAX_LANES : SHA512_MAX_LANES)
+
+typedef struct {
+    const sha256_kernel *k256;  /* one of the two */
+    const sha512_kernel *k512;
+    size_t lanes;
+    size_t bs;                  /* block size: 64 or 128 */
+    size_t hsize;               /* bytes of one lane's state: 32 or 64 */
+    const void *h_start;        /* every message's starting state */
+    uint64_t prefix;            /* bytes the starting state has absorbed */
+    size_t digest_size;
+} many_job;
+
 typedef struct {
     const uint8_t *p;           /* next block of the current run */
     size_t left;                /* blocks left in the current run */
@@ -271,32 +286,65 @@ typedef struct {
     size_t tail_blocks;         /* blocks in tail: 1 or 2, plus 1 for a copied block */
     int in_tail;                /* 0: the message's whole blocks, 1: the padded tail */
     int idle;                   /* no message: the lane's state is scratch */
-    uint8_t tail[192];
-} lane256;
+    uint8_t tail[3 * AC_HASH_MAX_BLOCK];
+} many_lane;
+
+static inline __attribute__((always_inline)) void many_compress_lanes(const many_job *j, void *h, const uint8_t *const *ptr, size_t n)
+{
+    if (j->k512)
+        j->k512->compress_lanes((uint64_t(*)[8])h, ptr, n);
+    else
+        j->k256->compress_lanes((uint32_t(*)[8])h, ptr, n);
+}
+
+static inline __attribute__((always_inline)) void many_compress(const many_job *j, void *h, const uint8_t *in, size_t n)
+{
+    if (j->k512)
+        j->k512->compress((uint64_t *)h, in, n);
+    else
+        j->k256->compress((uint32_t *)h, in, n);
+}
+
+static inline __attribute__((always_inline)) void many_digest(const many_job *j, uint8_t *out, const void *h)
+{
+    if (j->k512)
+        for (size_t i = 0; i < j->digest_size / 8; i++)
+            store64_be(out + 8 * i, ((const uint64_t *)h)[i]);
+    else
+        for (size_t i = 0; i < j->digest_size / 4; i++)
+            store32_be(out + 4 * i, ((const uint32_t *)h)[i]);
+}
+
 /* The lane's padded tail, and its first run: the whole blocks, or the tail when there
  * are none left. A message under two blocks is copied whole into the tail buffer: one
  * run, so one multi-lane step per message instead of two (the step, not the copy, is
  * what costs at 64 bytes). */
-static void lane_start(lane256 *ln, uint32_t h[8], const uint32_t h0[8], size_t msg,
-                       const uint8_t *data, size_t len)
+static inline __attribute__((always_inline)) void lane_start(const many_job *j, many_lane *ln, void *h, size_t msg, const uint8_t *data,
+                       size_t len)
 {
-    const size_t full = len & ~(size_t)63, rem = len & 63;
-    const size_t head = full <= 64 ? full : 0;      /* whole blocks copied with the tail */
-    const size_t tail_len = head + (rem + 9 <= 64 ? 64 : 128);
+    const size_t bs = j->bs, len_field = bs / 8;
+    const size_t full = len / bs * bs, rem = len % bs;
+    const size_t head = full <= bs ? full : 0;      /* whole blocks copied with the tail */
+    const size_t tail_len = head + (rem + 1 + len_field <= bs ? bs : 2 * bs);
+    const uint64_t total = j->prefix + (uint64_t)len;
 
-    memcpy(h, h0, 32);
+    memcpy(h, j->h_start, j->hsize);
     if (head + rem)
         memcpy(ln->tail, data + full - head, head + rem);
     ln->tail[head + rem] = 0x80;
     /* Only the zeros between: a fixed-size memset of the buffer becomes rep stos, whose
      * start-up cost is a good part of a 64-byte message's. */
     memset(ln->tail + head + rem + 1, 0, tail_len - 8 - (head + rem + 1));
-    store64_be(ln->tail + tail_len - 8, (uint64_t)len << 3);
-    ln->tail_blocks = tail_len / 64;
+    /* The bit count: 64 bits for SHA-256 (modulo 2^64), 128 for SHA-512, whose high
+     * half is the byte count's top three bits (zeros included above). */
+    if (len_field == 16)
+        store64_be(ln->tail + tail_len - 16, total >> 61);
+    store64_be(ln->tail + tail_len - 8, total << 3);
+    ln->tail_blocks = tail_len / bs;
     ln->msg = msg;
     if (full > head) {
         ln->p = data;
-        ln->left = full / 64;
+        ln->left = full / bs;
         ln->in_tail = 0;
     } else {
         ln->p = ln->tail;
@@ -305,19 +353,19 @@ static void lane_start(lane256 *ln, uint32_t h[8], const uint32_t h0[8], size_t 
     }
 }
 
-static void many256(const sha256_kernel *k, const uint32_t h0[8], size_t digest_size, size_t n,
-                    const uint8_t *const *msgs, const size_t *lens, uint8_t *digests)
+static inline __attribute__((always_inline)) void many_run(const many_job *j, size_t n, const uint8_t *const *msgs, const size_t *lens,
+                     uint8_t *digests)
 {
-    const size_t L = k->lanes;
-    uint32_t h[SHA256_MAX_LANES][8];
-    lane256 lane[SHA256_MAX_LANES];
-    const uint8_t *ptr[SHA256_MAX_LANES];
+    const size_t L = j->lanes, ds = j->digest_size;
+    _Alignas(64) uint8_t h[MANY_MAX_LANES * 64];
+    many_lane lane[MANY_MAX_LANES];
+    const uint8_t *ptr[MANY_MAX_LANES];
     size_t next = 0, active = 0;
 
     for (size_t l = 0; l < L; l++) {
         lane[l].idle = next >= n;
         if (!lane[l].idle) {
-            lane_start(&lane[l], h[l], h0, next, msgs[next], lens[next]);
+            lane_start(j, &lane[l], h + l * j->hsize, next, msgs[next], lens[next]);
             next++;
             active++;
         }
@@ -333,12 +381,12 @@ static void many256(const sha256_kernel *k, const uint32_t h0[8], size_t digest_
         /* An idle lane reads the busy lane with the shortest run: step blocks exist there. */
         for (size_t l = 0; l < L; l++)
             ptr[l] = lane[l].idle ? lane[busy].p : lane[l].p;
-        k->compress_lanes(h, ptr, step);
+        many_compress_lanes(j, h, ptr, step);
         for (size_t l = 0; l < L; l++) {
-            lane256 *ln = &lane[l];
+            many_lane *ln = &lane[l];
             if (ln->idle)
                 continue;
-            ln->p += 64 * step;
+            ln->p += j->bs * step;
             ln->left -= step;
             if (ln->left > 0)
                 continue;
@@ -348,10 +396,9 @@ static void many256(const sha256_kernel *k, const uint32_t h0[8], size_t digest_
                 ln->in_tail = 1;
                 continue;
             }
-            for (size_t i = 0; i < digest_size / 4; i++)
-                store32_be(digests + ln->msg * digest_size + 4 * i, h[l][i]);
+            many_digest(j, digests + ln->msg * ds, h + l * j->hsize);
             if (next < n) {
-                lane_start(ln, h[l], h0, next, msgs[next], lens[next]);
+                lane_start(j, ln, h + l * j->hsize, next, msgs[next], lens[next]);
                 next++;
             } else {
                 ln->idle = 1;
@@ -362,20 +409,74 @@ static void many256(const sha256_kernel *k, const uint32_t h0[8], size_t digest_
 
     /* Half the lanes or fewer still busy (next == n by now): one by one. */
     for (size_t l = 0; l < L; l++) {
-        lane256 *ln = &lane[l];
+        many_lane *ln = &lane[l];
         if (ln->idle)
             continue;
-        k->compress(h[l], ln->p, ln->left);
+        many_compress(j, h + l * j->hsize, ln->p, ln->left);
         if (!ln->in_tail)
-            k->compress(h[l], ln->tail, ln->tail_blocks);
-        for (size_t i = 0; i < digest_size / 4; i++)
-            store32_be(digests + ln->msg * digest_size + 4 * i, h[l][i]);
+            many_compress(j, h + l * j->hsize, ln->tail, ln->tail_blocks);
+        many_digest(j, digests + ln->msg * ds, h + l * j->hsize);
     }
 
-    /* Every lane's state (idle ones hashed other lanes' data) and tails; a variable size
-     * is libc's memset, not rep stos. */
-    ac_wipe(lane, L * sizeof lane[0]);
-    ac_wipe(h, L * sizeof h[0]);
+    /* Every lane's state (idle ones hashed other lanes' data) and the part of its tail
+     * buffer this block size uses (the rest of a lane holds only pointers and counts). */
+    for (size_t l = 0; l < L; l++)
+        ac_wipe(lane[l].tail, 3 * j->bs);
+    ac_wipe(h, L * j->hsize);
+}
+
+/* many_run compiled twice, with the block and state sizes constant: the scheduler's
+ * work per 64-byte message is a good part of the message's cost. */
+static void many_run256(const many_job *j, size_t n, const uint8_t *const *msgs,
+                        const size_t *lens, uint8_t *digests)
+{
+    many_job c = *j;
+
+    c.k512 = NULL;
+    c.bs = 64;
+    c.hsize = 32;
+    many_run(&c, n, msgs, lens, digests);
+}
+
+static void many_run512(const many_job *j, size_t n, const uint8_t *const *msgs,
+                        const size_t *lens, uint8_t *digests)
+{
+    many_job c = *j;
+
+    c.k256 = NULL;
+    c.bs = 128;
+    c.hsize = 64;
+    many_run(&c, n, msgs, lens, digests);
+}
+
+static void many_batch(const many_job *j, size_t n, const uint8_t *const *msgs,
+                       const size_t *lens, uint8_t *digests)
+{
+    if (j->k512)
+        many_run512(j, n, msgs, lens, digests);
+    else
+        many_run256(j, n, msgs, lens, digests);
+}
+
+/* The batch scheduler for one of the two kernels, or 0 when it has no multi-lane path
+ * (then the caller hashes one message at a time). */
+static int many_setup(many_job *j, const sha256_kernel *k256, const sha512_kernel *k512,
+                      size_t digest_size)
+{
+    memset(j, 0, sizeof *j);
+    j->k256 = k256;
+    j->k512 = k512;
+    if (k512) {
+        j->lanes = k512->compress_lanes ? k512->lanes : 0;
+        j->bs = 128;
+        j->hsize = 64;
+    } else {
+        j->lanes = k256->compress_lanes ? k256->lanes : 0;
+        j->bs = 64;
+        j->hsize = 32;
+    }
+    j->digest_size = digest_size;
+    return j->lanes >= 2;
 }
 
 int archcrypt_hash_many(int hash_id, size_t n, const uint8_t *const *msgs, const size_t *lens,
@@ -392,24 +493,58 @@ int archcrypt_hash_many(int hash_id, size_t n, const uint8_t *const *msgs, const
         if (msgs[i] == NULL && lens[i] > 0)
             return ARCHCRYPT_ERR_INVALID_ARGUMENT;
 
+    const int wide = variants[hash_id].wide;
     const size_t ds = variants[hash_id].digest_size;
+    const sha256_kernel *k256 = wide ? NULL : ac_sha256_kernel();
+    const sha512_kernel *k512 = wide ? ac_sha512_kernel() : NULL;
 
-    if (variants[hash_id].wide) {
-        const sha512_kernel *k512 = ac_sha512_kernel();
-        for (size_t i = 0; i < n; i++)
-            oneshot512(k512, (const uint64_t *)variants[hash_id].h0, ds,
-                       digests + i * ds, msgs[i], lens[i]);
+    many_job j;
+    if (n >= 2 && many_setup(&j, k256, k512, ds)) {
+        j.h_start = variants[hash_id].h0;
+        j.prefix = 0;
+        many_batch(&j, n, msgs, lens, digests);
         return ARCHCRYPT_OK;
     }
-    const sha256_kernel *k256 = ac_sha256_kernel();
-    if (k256->compress_lanes != NULL && k256->lanes >= 2 && n >= 2) {
-        many256(k256, (const uint32_t *)variants[hash_id].h0, ds, n, msgs, lens, digests);
-        return ARCHCRYPT_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (wide)
+            oneshot512(k512, (const uint64_t *)variants[hash_id].h0, ds, digests + i * ds, msgs[i],
+                       lens[i]);
+        else
+            oneshot256(k256, (const uint32_t *)variants[hash_id].h0, ds, digests + i * ds, msgs[i],
+                       lens[i]);
     }
-    for (size_t i = 0; i < n; i++)
-        oneshot256(k256, (const uint32_t *)variants[hash_id].h0, ds, digests + i * ds, msgs[i],
-                   lens[i]);
     return ARCHCRYPT_OK;
+}
+
+/* HMAC of many messages under one key (hmac.c): both keyed states have absorbed one
+ * block; the inner hashes run as one batch, then the outer ones over the inner digests. */
+int ac_hmac_many(const ac_hash_ctx *inner, const ac_hash_ctx *outer, size_t n,
+                 const uint8_t *const *msgs, const size_t *lens, uint8_t *tags)
+{
+    const int wide = inner->wide;
+    const size_t ds = inner->digest_size;
+    many_job j;
+
+    if (n < 2 || !many_setup(&j, wide ? NULL : inner->k.k256, wide ? inner->k.k512 : NULL, ds))
+        return 0;
+    j.prefix = inner->block_size;
+    j.h_start = wide ? (const void *)inner->h.w64 : (const void *)inner->h.w32;
+    /* Inner digests straight into tags, then the outer hash of each in place: the
+     * scheduler reads a lane's message into its tail buffer before it writes that
+     * message's digest. */
+    many_batch(&j, n, msgs, lens, tags);
+    const uint8_t *inner_digests[64];
+    size_t dlens[64];
+    for (size_t done = 0; done < n; done += 64) {
+        size_t m = n - done < 64 ? n - done : 64;
+        for (size_t i = 0; i < m; i++) {
+            inner_digests[i] = tags + (done + i) * ds;
+            dlens[i] = ds;
+        }
+        j.h_start = wide ? (const void *)outer->h.w64 : (const void *)outer->h.w32;
+        many_batch(&j, m, inner_digests, dlens, tags + done * ds);
+    }
+    return 1;
 }
 
 archcrypt_hash_ctx *archcrypt_hash_new(int hash_id)

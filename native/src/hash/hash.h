@@ -43,5 +43,10 @@ int ac_hash_update(ac_hash_ctx *ctx, const uint8_t *msg, size_t len);
 /* Writes digest_size bytes, then wipes everything but the finished mark.
  * ARCHCRYPT_ERR_STATE when already finished. */
 int ac_hash_final(ac_hash_ctx *ctx, uint8_t *digest);
+/* HMAC tags of n >= 2 messages from the keyed inner and outer states (each has absorbed
+ * its padded key block) on the kernel's multi-lane path: 1, or 0 with nothing written
+ * when the kernel has none. */
+int ac_hmac_many(const ac_hash_ctx *inner, const ac_hash_ctx *outer, size_t n,
+                 const uint8_t *const *msgs, const size_t *lens, uint8_t *tags);
 
 #endif

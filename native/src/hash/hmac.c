@@ -82,6 +82,35 @@ int archcrypt_hmac(int hash_id, uint8_t *tag, const uint8_t *key, size_t key_len
     return hmac_final(&ctx, tag);
 }
 
+int archcrypt_hmac_many(int hash_id, const uint8_t *key, size_t key_len, size_t n,
+                        const uint8_t *const *msgs, const size_t *lens, uint8_t *tags)
+{
+    if (!key_ok(key, key_len) || archcrypt_hash_digest_size(hash_id) == 0)
+        return ARCHCRYPT_ERR_INVALID_ARGUMENT;
+    if (n == 0)
+        return ARCHCRYPT_OK;
+    if (msgs == NULL || lens == NULL || tags == NULL)
+        return ARCHCRYPT_ERR_INVALID_ARGUMENT;
+    for (size_t i = 0; i < n; i++)
+        if (msgs[i] == NULL && lens[i] > 0)
+            return ARCHCRYPT_ERR_INVALID_ARGUMENT;
+
+    archcrypt_hmac_ctx ctx;
+    int status = hmac_init(&ctx, hash_id, key, key_len);
+    if (status != ARCHCRYPT_OK)
+        return status;
+    const size_t ds = ctx.inner.digest_size;
+    if (!ac_hmac_many(&ctx.inner, &ctx.outer, n, msgs, lens, tags)) {
+        for (size_t i = 0; i < n; i++) {
+            archcrypt_hmac_ctx one = ctx;
+            ac_hash_update(&one.inner, msgs[i], lens[i]);
+            hmac_final(&one, tags + i * ds);    /* wipes one */
+        }
+    }
+    ac_wipe(&ctx, sizeof ctx);
+    return ARCHCRYPT_OK;
+}
+
 int archcrypt_hmac_verify(int hash_id, const uint8_t *tag, size_t tag_len,
                           const uint8_t *key, size_t key_len, const uint8_t *msg, size_t len)
 {

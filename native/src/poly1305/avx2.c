@@ -18,8 +18,6 @@
 #define M26 0x3ffffffu
 
 /* The hot helpers must inline: out of line, gcc passes the limb arrays through memory. */
-#define AC_INLINE static inline __attribute__((always_inline))
-
 /* The vector part of the state, from byte 64: per-lane powers of r in radix 2^26,
  * one ymm per limb. A group of 4 blocks is loaded with block k in lane k; lane k
  * of P4 holds r^(4 - k), of P8 r^(8 - k). Lane 0 holds r^4 and r^8, broadcast for
@@ -251,8 +249,8 @@ static void compute_powers(poly1305_state *st)
     reduce(v);
     _Pragma("GCC unroll 5") for (int i = 0; i < 5; i++)
         _mm256_store_si256(&tab[offsetof(avx2_powers, p8[i]) / 32], v[i]);
-    p64_wipe(l, sizeof l);
-    p64_wipe(r, sizeof r);
+    ac_wipe_words(l, sizeof l);
+    ac_wipe_words(r, sizeof r);
 
     uint64_t one = 1;
     P64_PUT(st, powers, one);
@@ -322,12 +320,8 @@ static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *i
             in += 128;
             groups -= 2;
         }
-        /* Powers of r are key material; a ymm at a time (p64_wipe's 8-byte
-         * stores cost more than the loop at 1 KiB). */
-        _Pragma("GCC unroll 10") for (int i = 0; i < 10; i++) {
-            *(volatile __m256i *)&pw[i / 5].r[i % 5] = _mm256_setzero_si256();
-            *(volatile __m256i *)&pw[i / 5].s[i % 5] = _mm256_setzero_si256();
-        }
+        /* Powers of r are key material (a ymm store per 32 bytes). */
+        ac_wipe_words(pw, sizeof pw);
     }
 
     /* Last step: lane k times r^(4 - k), and one more group if left (then x

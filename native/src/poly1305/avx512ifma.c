@@ -1,4 +1,4 @@
-/* Poly1305, AVX-512 IFMA: radix 2^44 (three limbs), 8 blocks per zmm, 16 per iteration as H r^16 + M r^8 with one reduction, vpmadd52luq/huq, powers r^1..r^16 kept in the state; 64-bit scalar for short calls (RFC 8439 2.5). */
+/* Poly1305, AVX-512 IFMA: radix 2^44 (three limbs), 8 blocks per zmm, 32 per iteration as H r^32 + A r^24 + B r^16 + C r^8 with one reduction, vpmadd52luq/huq, powers r^1..r^16, r^24, r^32 kept in the state; 64-bit scalar for short calls (RFC 8439 2.5). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512IFMA__)
 #error "poly1305/avx512ifma.c needs -mavx512f -mavx512vl -mavx512ifma (ISA_FLAGS_avx512ifma in native/isa.mk)"
 #endif
@@ -20,8 +20,6 @@
 #define M42 0x3ffffffffffull
 
 /* The hot helpers must inline: out of line, gcc passes the limb arrays through memory. */
-#define AC_INLINE static inline __attribute__((always_inline))
-
 /* The vector part of the state, from byte 64: per-lane powers of r in radix 2^44,
  * one zmm per limb. A group of 8 blocks is loaded as two zmm and split with
  * unpacklo/hi, which puts block k of the group in lane LANE_OF_BLOCK[k]; the
@@ -32,6 +30,7 @@
 typedef struct {
     uint64_t p8[3][8];
     uint64_t p16[3][8];
+    uint64_t p24[3], p32[3]; /* broadcast in the main loop */
 } ifma_powers;
 
 static_assert(P64_VEC_OFFSET + sizeof(ifma_powers) <= sizeof(((poly1305_state *)0)->opaque),
@@ -124,23 +123,26 @@ AC_INLINE void load_partial8(const uint8_t *in, unsigned t, __m512i pad, __m512i
         d[5] = _mm512_madd52hi_epu64(d[5], x1, r1);                                \
     } while (0)
 
-/* Bounds. Between iterations h0 < 2^44, h1 < 2^44 + 2^7, h2 < 2^42; a loaded group
+/* Bounds. Between iterations h0 < 2^44, h1 < 2^44 + 2^8, h2 < 2^42; a loaded group
  * adds below 2^44, 2^44, 2^41 (2^42.4 more in limb 2 of the first group, from the
- * radix-2^64 h with h2 <= 4), so x0, x1 < 2^45.1, x2 < 2^43. Powers have the
- * invariant's bounds (r0 < 2^44, r1 < 2^44 + 2^7, r2 < 2^42; r^1..r^4 canonical
+ * radix-2^64 h with h2 <= 4), so x0, x1 < 2^45.1, x2 < 2^43. Powers come out of
+ * one-term reductions (r0 < 2^44, r1 < 2^44 + 2^7, r2 < 2^42; r^1..r^4 canonical
  * before the vector steps), so s1 < 2^48.4, s2 < 2^46.4: every IFMA input is below
  * 2^52.
- * One iteration adds x r^16 and m r^8 (m as above), so per column the sum of full
- * products is below 2^92.8 (col 0), 2^91.1 (col 1), 2^90.2 (col 2): each lo
- * accumulator is below 6 * 2^52 = 2^54.6, and hi accumulators below 2^40.8,
- * 2^39.1, 2^38.2.
+ * One iteration of the main loop adds x r^32 and three groups m times r^24, r^16,
+ * r^8, so per column the sum of full products is below 2^93.6 (col 0), 2^91.9
+ * (col 1), 2^90.9 (col 2): each lo accumulator takes 12 products below 2^52, so
+ * stays below 2^55.6, and hi accumulators below 2^41.6, 2^39.9, 2^38.9. (The step
+ * of two groups and the last step add fewer terms.)
  *
- * Carries: d1lo + (d0lo >> 44) + (d0hi << 8) < 2^54.6 + 2^10.6 + 2^48.8 < 2^55;
- * likewise d2lo < 2^55. Bits at 2^130 and up: c = (d2lo >> 42) + (d2hi << 10)
- * < 2^13 + 2^48.2, and h0 + 5c < 2^44 + 2^50.6 < 2^52 fits a lane and an IFMA
- * input; its carry, below 2^7, goes into h1. That restores the invariant. Nothing
- * here is lazy beyond one step: all 64-bit lanes, no 32-bit products (the Linux
- * AVX2 overflow came from a carry that outgrew its lane). */
+ * Carries: d1lo + (d0lo >> 44) + (d0hi << 8) < 2^55.6 + 2^11.6 + 2^49.6 < 2^56;
+ * likewise d2lo. Bits at 2^130 and up: c = (d2lo >> 42) + (d2hi << 10)
+ * < 2^14 + 2^48.9, and h0 + 5c < 2^44 + 2^51.2 < 2^52 fits a lane and an IFMA
+ * input; its carry, below 2^7.2, goes into h1. That restores the invariant (the
+ * numbers are from evaluating these sums at the bounds; the emulation build aborts
+ * on an IFMA input >= 2^52 or an accumulator that wraps). Nothing here is lazy
+ * beyond one step: all 64-bit lanes, no 32-bit products (the Linux AVX2 overflow
+ * came from a carry that outgrew its lane). */
 AC_INLINE void reduce(const __m512i d[6], __m512i mask44, __m512i mask42, __m512i *h0,
                           __m512i *h1, __m512i *h2)
 {
@@ -158,6 +160,19 @@ AC_INLINE void reduce(const __m512i d[6], __m512i mask44, __m512i mask42, __m512
     t = _mm512_srli_epi64(x0, 44);
     *h0 = _mm512_and_si512(x0, mask44);
     *h1 = _mm512_add_epi64(*h1, t);
+}
+
+/* h = reduce(d) + the group of 8 blocks at in: the pending h of the next step. */
+AC_INLINE void reduce_add(const __m512i d[6], const uint8_t *in, __m512i pad, __m512i mask44,
+                          __m512i mask42, __m512i *h0, __m512i *h1, __m512i *h2)
+{
+    __m512i m0, m1, m2;
+
+    reduce(d, mask44, mask42, h0, h1, h2);
+    load8(in, pad, mask44, &m0, &m1, &m2);
+    *h0 = _mm512_add_epi64(*h0, m0);
+    *h1 = _mm512_add_epi64(*h1, m1);
+    *h2 = _mm512_add_epi64(*h2, m2);
 }
 
 /* Lane by lane x * r, reduced: the product of a table and a table or a broadcast. */
@@ -179,9 +194,9 @@ AC_INLINE void split44(uint64_t out[3], const uint64_t x[3])
     out[2] = (x[1] >> 24) | (x[2] << 40);
 }
 
-/* r^1..r^4 by the scalar path (three dependent multiplications), then two vector
- * steps: P8 = [r^4 r^4 r^3 r^3 r^2 r^2 r^1 r^1] * [r^4 1 r^4 1 r^4 1 r^4 1] and
- * P16 = P8 * r^8. Far shorter than fifteen dependent scalar multiplications,
+/* r^1..r^4 by the scalar path (three dependent multiplications), then three vector
+ * steps: P8 = [r^4 r^4 r^3 r^3 r^2 r^2 r^1 r^1] * [r^4 1 r^4 1 r^4 1 r^4 1],
+ * P16 = P8 * r^8 and [r^24 r^32] = r^16 * [r^8 r^16]. Far shorter than fifteen dependent scalar multiplications,
  * which matters once per key (once per AEAD message). */
 static void compute_powers(poly1305_state *st)
 {
@@ -203,15 +218,30 @@ static void compute_powers(poly1305_state *st)
         w[i] = _mm512_setr_epi64((long long)l[3][i], one, (long long)l[3][i], one,
                                  (long long)l[3][i], one, (long long)l[3][i], one);
     }
-    mul_reduce(v[0], v[1], v[2], w[0], w[1], w[2], &a[0], &a[1], &a[2]);
     const __m512i zero = _mm512_setzero_si512();
+    mul_reduce(v[0], v[1], v[2], w[0], w[1], w[2], &a[0], &a[1], &a[2]);
     _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
         _mm512_store_si512((void *)(tab + offsetof(ifma_powers, p8[i])), a[i]);
         b[i] = _mm512_permutexvar_epi64(zero, a[i]); /* lane 0: r^8 */
     }
     mul_reduce(a[0], a[1], a[2], b[0], b[1], b[2], &b[0], &b[1], &b[2]);
-    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++)
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
         _mm512_store_si512((void *)(tab + offsetof(ifma_powers, p16[i])), b[i]);
+        /* v: r^16 everywhere; w: r^8 in lane 0, r^16 in lane 1 */
+        v[i] = _mm512_permutexvar_epi64(zero, b[i]);
+        w[i] = _mm512_or_si512(_mm512_maskz_mov_epi64(0x01, _mm512_permutexvar_epi64(zero, a[i])),
+                               _mm512_maskz_mov_epi64(0x02, v[i]));
+    }
+    mul_reduce(v[0], v[1], v[2], w[0], w[1], w[2], &a[0], &a[1], &a[2]);
+    /* Lane 0 is r^24, lane 1 r^32: two scalars per limb, once per key. */
+    uint64_t hi[2][3];
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
+        hi[0][i] = (uint64_t)_mm512_reduce_add_epi64(_mm512_maskz_mov_epi64(0x01, a[i]));
+        hi[1][i] = (uint64_t)_mm512_reduce_add_epi64(_mm512_maskz_mov_epi64(0x02, a[i]));
+    }
+    memcpy(tab + offsetof(ifma_powers, p24), hi[0], sizeof hi[0]);
+    memcpy(tab + offsetof(ifma_powers, p32), hi[1], sizeof hi[1]);
+    ac_wipe_words(hi, sizeof hi);
 
     uint64_t one = 1;
     P64_PUT(st, powers, one);
@@ -257,35 +287,57 @@ static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *i
     }
     groups -= 1;
 
-    /* Main loop: h = h r^16 + m r^8 + m', two groups per iteration, one reduction. */
+    /* Main loop: h = h r^32 + a r^24 + b r^16 + c r^8 + m, four groups per iteration
+     * and one reduction; then at most one step of two, h = h r^16 + m r^8 + m'. The
+     * products of a, b and c do not depend on h, so they are summed while the previous
+     * reduction runs: what h waits for per 512 bytes is three multiply-adds and one
+     * reduction, against the same per 256 bytes with two groups an iteration. */
     if (groups >= 2) {
         const __m512i zero = _mm512_setzero_si512();
-        __m512i p0 = _mm512_load_si512((const void *)(tab + 0));
-        __m512i p1 = _mm512_load_si512((const void *)(tab + 64));
-        __m512i p2 = _mm512_load_si512((const void *)(tab + 128));
-        __m512i q0 = _mm512_load_si512((const void *)(tab + 192));
-        __m512i q1 = _mm512_load_si512((const void *)(tab + 256));
-        __m512i q2 = _mm512_load_si512((const void *)(tab + 320));
-        const __m512i b8_0 = _mm512_permutexvar_epi64(zero, p0);
-        const __m512i b8_1 = _mm512_permutexvar_epi64(zero, p1);
-        const __m512i b8_2 = _mm512_permutexvar_epi64(zero, p2);
+        const __m512i b8_0 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 0)));
+        const __m512i b8_1 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 64)));
+        const __m512i b8_2 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 128)));
         const __m512i b8_s1 = times20(b8_1), b8_s2 = times20(b8_2);
-        const __m512i b16_0 = _mm512_permutexvar_epi64(zero, q0);
-        const __m512i b16_1 = _mm512_permutexvar_epi64(zero, q1);
-        const __m512i b16_2 = _mm512_permutexvar_epi64(zero, q2);
+        const __m512i b16_0 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 192)));
+        const __m512i b16_1 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 256)));
+        const __m512i b16_2 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 320)));
         const __m512i b16_s1 = times20(b16_1), b16_s2 = times20(b16_2);
 
-        while (groups >= 2) {
+        if (groups >= 4) {
+            uint64_t hi[2][3];
+            memcpy(hi[0], tab + offsetof(ifma_powers, p24), sizeof hi[0]);
+            memcpy(hi[1], tab + offsetof(ifma_powers, p32), sizeof hi[1]);
+            const __m512i b24_0 = _mm512_set1_epi64((long long)hi[0][0]);
+            const __m512i b24_1 = _mm512_set1_epi64((long long)hi[0][1]);
+            const __m512i b24_2 = _mm512_set1_epi64((long long)hi[0][2]);
+            const __m512i b24_s1 = times20(b24_1), b24_s2 = times20(b24_2);
+            const __m512i b32_0 = _mm512_set1_epi64((long long)hi[1][0]);
+            const __m512i b32_1 = _mm512_set1_epi64((long long)hi[1][1]);
+            const __m512i b32_2 = _mm512_set1_epi64((long long)hi[1][2]);
+            const __m512i b32_s1 = times20(b32_1), b32_s2 = times20(b32_2);
+
+            do {
+                __m512i d[6] = {zero, zero, zero, zero, zero, zero};
+
+                load8(in, pad, mask44, &m0, &m1, &m2);
+                MAC(d, m0, m1, m2, b24_0, b24_1, b24_2, b24_s1, b24_s2);
+                load8(in + 128, pad, mask44, &m0, &m1, &m2);
+                MAC(d, m0, m1, m2, b16_0, b16_1, b16_2, b16_s1, b16_s2);
+                load8(in + 256, pad, mask44, &m0, &m1, &m2);
+                MAC(d, m0, m1, m2, b8_0, b8_1, b8_2, b8_s1, b8_s2);
+                MAC(d, h0, h1, h2, b32_0, b32_1, b32_2, b32_s1, b32_s2);
+                reduce_add(d, in + 384, pad, mask44, mask42, &h0, &h1, &h2);
+                in += 512;
+                groups -= 4;
+            } while (groups >= 4);
+        }
+        if (groups >= 2) {
             __m512i d[6] = {zero, zero, zero, zero, zero, zero};
 
             load8(in, pad, mask44, &m0, &m1, &m2);
             MAC(d, m0, m1, m2, b8_0, b8_1, b8_2, b8_s1, b8_s2);
             MAC(d, h0, h1, h2, b16_0, b16_1, b16_2, b16_s1, b16_s2);
-            reduce(d, mask44, mask42, &h0, &h1, &h2);
-            load8(in + 128, pad, mask44, &m0, &m1, &m2);
-            h0 = _mm512_add_epi64(h0, m0);
-            h1 = _mm512_add_epi64(h1, m1);
-            h2 = _mm512_add_epi64(h2, m2);
+            reduce_add(d, in + 128, pad, mask44, mask42, &h0, &h1, &h2);
             in += 256;
             groups -= 2;
         }

@@ -26,7 +26,7 @@ typedef struct {
  * memory operands, so the step is 29 instructions: threaded through ChaCha20,
  * integer and vector work share the front end. The dependency chain is 16
  * cycles a block on Zen 3 (p64_blocks in C: ~20). */
-static inline __attribute__((always_inline)) void p64_mulx_block(p64_regs *m, const uint8_t *p,
+AC_INLINE void p64_mulx_block(p64_regs *m, const uint8_t *p,
                                                                  uint64_t padbit)
 {
     uint64_t a0 = m->h0, a1 = m->h1, a2 = m->h2, d0, d1, d2, t0, t1, t2;

@@ -22,8 +22,6 @@ __extension__ typedef __vector unsigned __int128 u128x1;
 #define M44 0xfffffffffffull
 #define M42 0x3ffffffffffull
 
-#define AC_INLINE static inline __attribute__((always_inline))
-
 /* The vector part of the state, from byte 64. Slot k of a group of four blocks is
  * multiplied by p = r^(4 - k) in radix 2^44 (p0, p1 < 2^44, p2 < 2^42.4).
  * With x = x0 + x1 2^44 + x2 2^88 and 2^132 = 20 (mod 2^130 - 5), x p is, column by
@@ -89,11 +87,11 @@ static void compute_powers(poly1305_state *st)
 
     uint64_t one = 1;
     P64_PUT(st, powers, one);
-    p64_wipe(r, sizeof r);
-    p64_wipe(h, sizeof h);
-    p64_wipe(pw, sizeof pw);
-    p64_wipe(l, sizeof l);
-    p64_wipe(&t, sizeof t);
+    ac_wipe_words(r, sizeof r);
+    ac_wipe_words(h, sizeof h);
+    ac_wipe_words(pw, sizeof pw);
+    ac_wipe_words(l, sizeof l);
+    ac_wipe_words(&t, sizeof t);
 }
 
 AC_INLINE u64x2 ld(const uint8_t *p)

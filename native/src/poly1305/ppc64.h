@@ -14,18 +14,8 @@
 /* One word of the p64_head at the start of the state. Word by word, because gcc 12
  * copies a whole array field (P64_GET) through a stack buffer with vector loads and
  * stores: a dozen instructions per call, and the clamped r left on the stack. */
-static inline uint64_t ppc64_get(const poly1305_state *st, size_t off)
-{
-    uint64_t v;
-
-    memcpy(&v, st->opaque + off, sizeof v);
-    return v;
-}
-
-static inline void ppc64_put(poly1305_state *st, size_t off, uint64_t v)
-{
-    memcpy(st->opaque + off, &v, sizeof v);
-}
+#define ppc64_get p64_word
+#define ppc64_put p64_set_word
 
 #define PPC64_H(i) (offsetof(p64_head, h) + 8 * (i))
 #define PPC64_R(i) (offsetof(p64_head, r) + 8 * (i))

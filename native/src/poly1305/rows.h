@@ -4,6 +4,8 @@ AC_ROW(avx2, "avx2,bmi2")
 /* power9: vmsumudm (ISA 3.0); power8: scalar, addc/adde (see poly1305/power8.c). */
 AC_ROW(power9, "vsx,arch_3_00,vec_crypto")
 AC_ROW(power8, "vsx,arch_2_07,vec_crypto")
+/* neon: radix 2^26, 8 blocks a step; adds/adcs scalar for short calls. */
+AC_ROW(neon, "asimd")
 /* Plain C with 64-bit limbs, wherever the compiler has unsigned __int128. */
 AC_ROW(scalar64, "")
 AC_ROW(portable, "")

@@ -33,25 +33,27 @@ static_assert(sizeof(p64_head) == 64, "the Poly1305 head is 64 bytes");
 
 #define P64_VEC_OFFSET 64
 
-/* Wiping: ac_wipe writes one volatile byte at a time (about a cycle a byte) and
- * memset of a fixed size becomes `rep stosq`, whose start-up alone costs ~100
- * cycles on AMD cores: too slow for the per-key tables here, once per AEAD message.
- * Every buffer wiped here is an array of 64-bit words; volatile word stores
- * cannot be dropped as dead. */
-static inline void p64_wipe(void *p, size_t n)
-{
-    volatile uint64_t *q = (volatile uint64_t *)p;
-
-    for (size_t i = 0; i < n / 8; i++)
-        q[i] = 0;
-}
-
 /* The head lives in a byte array: read and write its fields with memcpy (the
  * compiler turns these into plain loads and stores) rather than through a cast. */
 #define P64_GET(st, field, dst) \
     memcpy(&(dst), (st)->opaque + offsetof(p64_head, field), sizeof(dst))
 #define P64_PUT(st, field, src) \
     memcpy((st)->opaque + offsetof(p64_head, field), &(src), sizeof(src))
+
+/* One 64-bit word of the head at byte offset off, read or written alone (P64_GET copies a
+ * whole array field, and gcc 12 takes that through a stack buffer). */
+static inline uint64_t p64_word(const poly1305_state *st, size_t off)
+{
+    uint64_t v;
+
+    memcpy(&v, st->opaque + off, sizeof v);
+    return v;
+}
+
+static inline void p64_set_word(poly1305_state *st, size_t off, uint64_t v)
+{
+    memcpy(st->opaque + off, &v, sizeof v);
+}
 
 /* One 64-bit word of the head, straight from a register. */
 #define P64_PUT_WORD(st, field, i, v)                                                     \
@@ -243,7 +245,7 @@ static inline void p64_blocks_call(poly1305_state *st, const uint8_t *in, size_t
  * `out` does not escape, it all stays in registers: no stack copies to wipe, and
  * no burst of stores just before the vector loop (stores there made the first
  * message loads stall on false 4 KiB-alias dependences, up to ~300 cycles). */
-static inline __attribute__((always_inline)) void p64_powers(const poly1305_state *st,
+AC_INLINE void p64_powers(const poly1305_state *st,
                                                              uint64_t out[][3], size_t n)
 {
     uint64_t r[2], h[3];

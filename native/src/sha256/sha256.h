@@ -7,9 +7,9 @@
 
 #include "dispatch.h"
 
-/* Most lanes any row's compress_lanes runs (avx2: eight); the mode layer sizes its lane
- * state by it. */
-#define SHA256_MAX_LANES 8
+/* Most lanes any row's compress_lanes runs (sha_ni_avx512: sixteen); the mode layer
+ * sizes its lane state by it. */
+#define SHA256_MAX_LANES 16
 
 typedef struct sha256_kernel {
     /* Compress nblocks 64-byte blocks (no alignment) into the native-order state h. */

@@ -146,6 +146,103 @@ static void sha512_compress_avx512(uint64_t H[8], const uint8_t *in, size_t nblo
         vwk[i] = _mm512_setzero_si512();
 }
 
+/* ---- eight messages at once: one per 64-bit lane (archcrypt_hash_many, HMAC batches) ---- */
+
+/* Section 4.1.3 on eight lanes: every rotate one vprorq, every three-way xor, Ch and Maj
+ * one vpternlogq (0x96 = a ^ b ^ c, 0xca = a ? b : c, 0xe8 = majority). */
+#define XOR3(x, y, z) _mm512_ternarylogic_epi64((x), (y), (z), 0x96)
+#define BSIG0(x) XOR3(_mm512_ror_epi64((x), 28), _mm512_ror_epi64((x), 34), _mm512_ror_epi64((x), 39))
+#define BSIG1(x) XOR3(_mm512_ror_epi64((x), 14), _mm512_ror_epi64((x), 18), _mm512_ror_epi64((x), 41))
+
+/* r[i] = eight qwords of lane i in, r[j] = qword j of every lane out: an 8x8 transpose
+ * (in-lane unpacks, then two rounds of 128-bit lane selects; its own inverse). */
+static inline void transpose8x8(__m512i r[8])
+{
+    __m512i t[8], v[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm512_unpacklo_epi64(r[i], r[i + 1]);     /* even words of lanes i, i+1 */
+        t[i + 1] = _mm512_unpackhi_epi64(r[i], r[i + 1]); /* odd words */
+    }
+    for (int o = 0; o < 2; o++) {
+        v[4 * o + 0] = _mm512_shuffle_i64x2(t[o], t[2 + o], 0x88);
+        v[4 * o + 1] = _mm512_shuffle_i64x2(t[4 + o], t[6 + o], 0x88);
+        v[4 * o + 2] = _mm512_shuffle_i64x2(t[o], t[2 + o], 0xdd);
+        v[4 * o + 3] = _mm512_shuffle_i64x2(t[4 + o], t[6 + o], 0xdd);
+    }
+    /* v[4o + 2p + q]: words 4k + 2p + o of lane pairs; k = 0 from 0x88, k = 1 from 0xdd */
+    for (int o = 0; o < 2; o++)
+        for (int p = 0; p < 2; p++) {
+            r[2 * p + o] = _mm512_shuffle_i64x2(v[4 * o + 2 * p], v[4 * o + 2 * p + 1], 0x88);
+            r[4 + 2 * p + o] = _mm512_shuffle_i64x2(v[4 * o + 2 * p], v[4 * o + 2 * p + 1], 0xdd);
+        }
+}
+
+/* Section 6.4.2 for eight independent messages, one per 64-bit lane: the portable round,
+ * eight times the work per instruction. The state goes through a stack array once per
+ * call (lane-major in h, word-major in the registers), wiped after. */
+static void sha512_compress_x8(uint64_t (*H)[8], const uint8_t *const *in, size_t nblocks)
+{
+    /* Big-endian qwords: reverse the bytes of each. */
+    const __m512i bswap = _mm512_setr_epi64(
+        0x0001020304050607LL, 0x08090a0b0c0d0e0fLL, 0x0001020304050607LL, 0x08090a0b0c0d0e0fLL,
+        0x0001020304050607LL, 0x08090a0b0c0d0e0fLL, 0x0001020304050607LL, 0x08090a0b0c0d0e0fLL);
+    __m512i s[8], w[16];
+
+    for (int l = 0; l < 8; l++)
+        s[l] = _mm512_loadu_si512((const void *)H[l]);
+    transpose8x8(s);
+
+    for (size_t blk = 0; blk < nblocks; blk++) {
+        for (int half = 0; half < 2; half++) {
+            for (int l = 0; l < 8; l++)
+                w[8 * half + l] = _mm512_shuffle_epi8(
+                    _mm512_loadu_si512((const void *)(in[l] + 128 * blk + 64 * half)), bswap);
+            transpose8x8(w + 8 * half);
+        }
+
+        __m512i a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
+#pragma GCC unroll 80
+        for (int t = 0; t < 80; t++) {
+            if (t >= 16)
+                w[t & 15] = _mm512_add_epi64(
+                    _mm512_add_epi64(sigma1(w[(t - 2) & 15]), w[(t - 7) & 15]),
+                    _mm512_add_epi64(sigma0(w[(t - 15) & 15]), w[t & 15]));
+            __m512i t1 = _mm512_add_epi64(
+                _mm512_add_epi64(_mm512_add_epi64(h, BSIG1(e)),
+                                 _mm512_ternarylogic_epi64(e, f, g, 0xca)),
+                _mm512_add_epi64(w[t & 15], _mm512_set1_epi64((long long)archcrypt_sha512_K[t])));
+            __m512i t2 = _mm512_add_epi64(BSIG0(a), _mm512_ternarylogic_epi64(a, b, c, 0xe8));
+            h = g;
+            g = f;
+            f = e;
+            e = _mm512_add_epi64(d, t1);
+            d = c;
+            c = b;
+            b = a;
+            a = _mm512_add_epi64(t1, t2);
+        }
+        s[0] = _mm512_add_epi64(s[0], a);
+        s[1] = _mm512_add_epi64(s[1], b);
+        s[2] = _mm512_add_epi64(s[2], c);
+        s[3] = _mm512_add_epi64(s[3], d);
+        s[4] = _mm512_add_epi64(s[4], e);
+        s[5] = _mm512_add_epi64(s[5], f);
+        s[6] = _mm512_add_epi64(s[6], g);
+        s[7] = _mm512_add_epi64(s[7], h);
+    }
+
+    transpose8x8(s);
+    for (int l = 0; l < 8; l++)
+        _mm512_storeu_si512((void *)H[l], s[l]);
+
+    /* The schedule is message material (HMAC's first block is the key). */
+    volatile __m512i *vw = (volatile __m512i *)w;
+    for (int i = 0; i < 16; i++)
+        vw[i] = _mm512_setzero_si512();
+}
+
 const sha512_kernel archcrypt_sha512_avx512 = {
     .compress = sha512_compress_avx512,
+    .compress_lanes = sha512_compress_x8,
+    .lanes = 8,
 };

@@ -7,9 +7,15 @@
 
 #include "dispatch.h"
 
+/* Most lanes any row's compress_lanes runs (avx512: eight). */
+#define SHA512_MAX_LANES 8
+
 typedef struct sha512_kernel {
     /* Compress nblocks 128-byte blocks (no alignment) into the native-order state h. */
     void (*compress)(uint64_t h[8], const uint8_t *in, size_t nblocks);
+    /* Optional, as in sha256.h: `lanes` independent chains at once (multi-buffer). */
+    void (*compress_lanes)(uint64_t (*h)[8], const uint8_t *const *in, size_t nblocks);
+    unsigned lanes;
 } sha512_kernel;
 
 /* Section 4.2.3: the first 64 bits of the fractional parts of the cube roots of the

@@ -1,6 +1,7 @@
 /* Plain-C emulation of the AVX-512 F/VL/BW/DQ/IFMA and GFNI intrinsics that
- * src/chacha20/avx512.c, src/poly1305/avx512ifma.c, src/camellia/gfni_avx512.c and
- * src/sha512/avx512.c use, after Intel's Intrinsics Guide and SDM pseudo-code. Test only
+ * src/chacha20/avx512.c, src/poly1305/avx512ifma.c, src/camellia/gfni_avx512.c,
+ * src/sha512/avx512.c and src/sha256/sha_ni_avx512.c use (src/aead/avx512.c runs the
+ * first two), after Intel's Intrinsics Guide and SDM pseudo-code. Test only
  * (make emu-check, README.md): force-included (-include) into those unmodified files so
  * that they build and run on a machine without AVX-512 or GFNI.
  *
@@ -29,7 +30,7 @@
  * ASan or a guard page sees it), GF2P8AFFINE (matrix rows read from the wrong end of the
  * qword), GF2P8AFFINEINV (inverse taken after the affine map instead of before),
  * ROR_EPI64 (rotates left), ALIGNR_EPI64 (a and b swapped), SHUFFLE_EPI8 (every lane
- * indexes lane 0). */
+ * indexes lane 0), SRLI_EPI32 (shifts in copies of the sign bit). */
 #ifndef ARCHCRYPT_EMU512_H
 #define ARCHCRYPT_EMU512_H
 
@@ -290,6 +291,20 @@ EMU_FN emu_m512i emu_srli_epi64(emu_m512i a, unsigned int imm8)
     return a;
 }
 
+/* IF imm8[7:0] > 31 dst[j] := 0 ELSE dst[j] := ZeroExtend32(a[j] >> imm8[7:0]) (vpsrld) */
+EMU_FN emu_m512i emu_srli_epi32(emu_m512i a, unsigned int imm8)
+{
+    unsigned n = imm8 & 0xff;
+    for (int j = 0; j < 16; j++) {
+#ifdef EMU_BREAK_SRLI_EPI32
+        a.d[j] = n > 31 ? 0 : (uint32_t)((int32_t)a.d[j] >> n); /* broken: arithmetic shift */
+#else
+        a.d[j] = n > 31 ? 0 : a.d[j] >> n;
+#endif
+    }
+    return a;
+}
+
 /* LEFT_ROTATE_DWORDS(src, count_src): count := count_src % 32;
  * RETURN (src << count) OR (src >> (32 - count)); for each element, count_src = imm8. */
 EMU_FN emu_m512i emu_rol_epi32(emu_m512i a, int imm8)
@@ -307,22 +322,25 @@ EMU_FN emu_m512i emu_rol_epi32(emu_m512i a, int imm8)
 }
 
 /* FOR j := 0 to 7: FOR h := 0 to 63: tmp := (a[j][h] << 2) OR (b[j][h] << 1) OR c[j][h];
- * dst[j][h] := imm8[tmp] */
+ * dst[j][h] := imm8[tmp]. Computed a whole qword at a time: dst is the OR, over every
+ * index m whose imm8 bit is set, of the bits where (a, b, c) spell m (its minterm). The
+ * pseudo-code's bit-by-bit loop, 64 times slower, was most of the emulated self-test's
+ * time once the multi-buffer SHA-2 rows used it; selfcheck.c compares this with that
+ * loop and with an SSE2 expansion, at every immediate. */
 EMU_FN emu_m512i emu_ternarylogic_epi64(emu_m512i a, emu_m512i b, emu_m512i c, int imm8)
 {
     emu_m512i r;
     for (int j = 0; j < 8; j++) {
-        uint64_t v = 0;
-        for (int h = 0; h < 64; h++) {
-            unsigned x = (unsigned)(a.q[j] >> h) & 1, y = (unsigned)(b.q[j] >> h) & 1,
-                     z = (unsigned)(c.q[j] >> h) & 1;
 #ifdef EMU_BREAK_TERNARYLOGIC
-            unsigned idx = z << 2 | y << 1 | x; /* broken: operand order reversed */
+        const uint64_t x = c.q[j], z = a.q[j]; /* broken: operand order reversed */
 #else
-            unsigned idx = x << 2 | y << 1 | z;
+        const uint64_t x = a.q[j], z = c.q[j];
 #endif
-            v |= (uint64_t)(((unsigned)imm8 >> idx) & 1) << h;
-        }
+        const uint64_t y = b.q[j];
+        uint64_t v = 0;
+        for (unsigned m = 0; m < 8; m++)
+            if (((unsigned)imm8 >> m) & 1)
+                v |= ((m & 4) ? x : ~x) & ((m & 2) ? y : ~y) & ((m & 1) ? z : ~z);
         r.q[j] = v;
     }
     return r;
@@ -692,6 +710,7 @@ EMU_FN emu_m512i emu_permutex2var_epi64(emu_m512i a, emu_m512i idx, emu_m512i b)
 #undef _mm512_xor_si512
 #undef _mm512_slli_epi64
 #undef _mm512_srli_epi64
+#undef _mm512_srli_epi32
 #undef _mm512_rol_epi32
 #undef _mm512_ternarylogic_epi64
 #undef _mm512_madd52lo_epu64
@@ -734,6 +753,7 @@ EMU_FN emu_m512i emu_permutex2var_epi64(emu_m512i a, emu_m512i idx, emu_m512i b)
 #define _mm512_xor_si512 emu_xor_si512
 #define _mm512_slli_epi64 emu_slli_epi64
 #define _mm512_srli_epi64 emu_srli_epi64
+#define _mm512_srli_epi32 emu_srli_epi32
 #define _mm512_rol_epi32 emu_rol_epi32
 #define _mm512_ternarylogic_epi64 emu_ternarylogic_epi64
 #define _mm512_madd52lo_epu64 emu_madd52lo_epu64

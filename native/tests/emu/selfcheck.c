@@ -123,6 +123,9 @@ static void check_shifts(void)
         }
         CHECK(lanes_eq(_mm512_slli_epi64(a, n), want_l), "slli_epi64 by %u", n);
         CHECK(lanes_eq(_mm512_srli_epi64(a, n), want_r), "srli_epi64 by %u", n);
+        for (int l = 0; l < 4; l++)
+            want_r[l] = _mm_srl_epi32(lane(a, l), cnt);
+        CHECK(lanes_eq(_mm512_srli_epi32(a, n), want_r), "srli_epi32 by %u", n);
 
         unsigned r = n % 32;
         __m128i cl = _mm_cvtsi32_si128((int)r), cr = _mm_cvtsi32_si128((int)(32 - r)), want[4];
@@ -143,6 +146,8 @@ static void check_shifts(void)
     }
     /* worked examples: the low bit wraps to the top; bytes move down one place */
     CHECK(_mm512_ror_epi64(_mm512_set1_epi64(1), 1).q[4] == UINT64_C(1) << 63, "ror_epi64 1 by 1");
+    CHECK(_mm512_srli_epi32(_mm512_set1_epi32((int)0x80000001u), 3).d[9] == 0x10000000u,
+          "srli_epi32: no bit crosses into the next dword");
     CHECK(_mm512_ror_epi64(_mm512_set1_epi64(0x0102030405060708), 8).q[1] == 0x0801020304050607,
           "ror_epi64 by 8");
 }
@@ -241,8 +246,17 @@ static void check_ternarylogic(void)
             }
             want[l] = acc;
         }
-        CHECK(lanes_eq(_mm512_ternarylogic_epi64(a, b, c, (int)imm), want),
-              "ternarylogic_epi64 %#x", imm);
+        emu_m512i got = _mm512_ternarylogic_epi64(a, b, c, (int)imm);
+        CHECK(lanes_eq(got, want), "ternarylogic_epi64 %#x", imm);
+        /* and the SDM's loop, bit by bit: dst[h] := imm8[a[h] << 2 | b[h] << 1 | c[h]] */
+        int ok = 1;
+        for (int j = 0; j < 8; j++)
+            for (int h = 0; h < 64; h++) {
+                unsigned idx = (unsigned)((a.q[j] >> h) & 1) << 2 |
+                               (unsigned)((b.q[j] >> h) & 1) << 1 | (unsigned)((c.q[j] >> h) & 1);
+                ok &= ((got.q[j] >> h) & 1) == ((imm >> idx) & 1);
+            }
+        CHECK(ok, "ternarylogic_epi64 %#x against the bit-by-bit pseudo-code", imm);
     }
     /* the kernel's immediate, by its meaning: 0xa8 = (A | B) & C */
     emu_m512i a = rnd512(), b = rnd512(), c = rnd512(), r = _mm512_ternarylogic_epi64(a, b, c, 0xa8);

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -11,14 +9,14 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     PlainSerializer,
+    PlainValidator,
     WithJsonSchema,
 )
 from pydantic_core import PydanticCustomError
 
-from ..errors import BASE64_ERROR_TYPE
+from .wire import BASE64_FIELD, b64decode, b64encode, base64_error
 
 _BASE64_SCHEMA = WithJsonSchema({"type": "string", "contentEncoding": "base64"})
 
@@ -33,37 +31,24 @@ class ResponseModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _base64_error() -> PydanticCustomError:
-    # The message never quotes the input: it may be a key.
-    return PydanticCustomError(
-        BASE64_ERROR_TYPE,
-        "Value is not canonical standard base64 (RFC 4648 section 4: padded, no whitespace)",
-    )
-
-
 def decode_base64(value: object) -> bytes:
     """Strict standard base64: alphabet and padding checked, only the canonical spelling."""
     if not isinstance(value, str):
         raise PydanticCustomError("string_type", "Input should be a base64 string")
     try:
-        raw = value.encode("ascii")
-        decoded = base64.b64decode(raw, validate=True)
-    except (UnicodeEncodeError, binascii.Error):
-        raise _base64_error() from None
-    # b64decode ignores set bits after the last byte ("QR==" decodes like "QQ=="); only the
-    # final quantum can carry them, so re-encoding it is the whole canonicity check.
-    tail = raw[-4:]
-    if base64.b64encode(base64.b64decode(tail)) != tail:
-        raise _base64_error()
-    return decoded
+        return b64decode(value)
+    except ValueError:  # binascii.Error included
+        raise base64_error() from None
 
 
 def encode_base64(value: bytes) -> str:
-    return base64.b64encode(value).decode("ascii")
+    return b64encode(value).decode("ascii")
 
 
 # Bytes in a request body, sent as standard base64.
-Base64In = Annotated[bytes, BeforeValidator(decode_base64), _BASE64_SCHEMA]
+# PlainValidator: the decoder's bytes are the value, with no second pass through pydantic's
+# bytes validator (half the validation time of a small item).
+Base64In = Annotated[bytes, PlainValidator(decode_base64), _BASE64_SCHEMA, BASE64_FIELD]
 # Bytes in a response body, sent as standard base64.
 Base64Out = Annotated[bytes, PlainSerializer(encode_base64, return_type=str), _BASE64_SCHEMA]
 
@@ -90,12 +75,16 @@ def checked(predicate: Callable[[bytes], bool], message: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-def require_length(field: str, value: bytes, size: int, context: str) -> None:
-    """A 422 like a model's, for lengths that depend on the algorithm in the path."""
+Loc = tuple[str | int, ...]
+
+
+def require_length(loc: Loc, value: bytes, size: int, context: str) -> None:
+    """A 422 like a model's, for lengths that depend on the algorithm in the path; `loc` as
+    pydantic would say it (("body", "nonce"), ("header", "Archcrypt-Nonce"), ("nonce",))."""
     if len(value) != size:
         error: dict[str, Any] = {
             "type": "bytes_length",
-            "loc": ("body", field),
+            "loc": loc,
             "msg": f"must be exactly {size} bytes for {context}, got {len(value)}",
         }
         raise RequestValidationError([error])

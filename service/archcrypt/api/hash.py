@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Request
-from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
+from fastapi import APIRouter, Path, Request, Response
 
 from .. import crypto
-from ..errors import UNSUPPORTED_MEDIA_TYPE, ProblemError
 from ..middleware import set_body_limit
 from .common import Base64In, Base64Out, RequestModel, ResponseModel
-from .deps import Runner, State, is_json, media_type
+from .deps import OperationRoute, runner_of, settings_of
+from .docs import operation_docs
+from .wire import b64encode, body_kind, json_response, parse_json, read_body
 
 HashAlgorithm = Literal["sha224", "sha256", "sha384", "sha512"]
 
-router = APIRouter(prefix="/v1/hash", tags=["hash"])
+router = APIRouter(prefix="/v1/hash", tags=["hash"], route_class=OperationRoute)
 
 
 class HashRequest(RequestModel):
@@ -27,46 +26,27 @@ class HashResponse(ResponseModel):
     digest: Base64Out
 
 
-_REQUEST_BODY: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/HashRequest"}},
-            "application/octet-stream": {
-                "schema": {"type": "string", "format": "binary"},
-                "description": "Raw bytes, hashed chunk by chunk as they arrive (any size, "
-                "up to ARCHCRYPT_MAX_STREAM_BYTES when set).",
-            },
-        },
-    }
-}
-
-
-@router.post("/{algorithm}", openapi_extra=_REQUEST_BODY)
-async def digest(
-    algorithm: Annotated[HashAlgorithm, Path()], request: Request, state: State, runner: Runner
-) -> HashResponse:
+@router.post(
+    "/{algorithm}",
+    response_model=HashResponse,
+    **operation_docs(
+        HashRequest,
+        body="Raw bytes, hashed chunk by chunk as they arrive (any size, up to "
+        "ARCHCRYPT_MAX_STREAM_BYTES when set).",
+        headers={},
+        result=None,
+    ),
+)
+async def digest(algorithm: Annotated[HashAlgorithm, Path()], request: Request) -> Response:
     """Digest of `data` (JSON, base64) or of the raw body (application/octet-stream, streamed)."""
-    media = media_type(request)
-    if media == "application/octet-stream":
+    runner = runner_of(request)
+    if body_kind(request) == "binary":
         # Streaming keeps memory flat, so the stream may be larger than a buffered body.
-        set_body_limit(request.scope, state.settings.max_stream_bytes)
-        return HashResponse(digest=await runner.hash_stream(algorithm, request.stream()))
-    if not is_json(media):
-        raise ProblemError(
-            UNSUPPORTED_MEDIA_TYPE, "This route takes application/json or application/octet-stream."
+        set_body_limit(request.scope, settings_of(request).max_stream_bytes)
+        result = await runner.stream("hash", algorithm, crypto.Hash(algorithm), request.stream())
+    else:
+        body = parse_json(HashRequest, await read_body(request))
+        result = await runner(
+            "hash", algorithm, len(body.data), lambda: crypto.digest(algorithm, body.data)
         )
-    # The body is parsed here, not by FastAPI, because one route accepts two media types.
-    raw = await request.body()
-    if not raw:
-        raise RequestValidationError(
-            [{"type": "missing", "loc": ("body",), "msg": "Field required"}]
-        )
-    try:
-        body = HashRequest.model_validate_json(raw)
-    except ValidationError as exc:
-        raise RequestValidationError(
-            [{**error, "loc": ("body", *error["loc"])} for error in exc.errors()]
-        ) from None
-    result = await runner("hash", algorithm, len(body.data), crypto.digest, algorithm, body.data)
-    return HashResponse(digest=result)
+    return json_response(b'{"digest":"%s"}' % b64encode(result))

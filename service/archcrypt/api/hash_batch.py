@@ -14,8 +14,9 @@ from ..config import Settings
 from ..errors import CONTENT_TOO_LARGE, ProblemError
 from ..middleware import set_body_limit
 from .common import Base64In, Base64Out, RequestModel, ResponseModel
-from .deps import JsonBodyRoute, Runner, ServiceState, State
+from .deps import JsonBodyRoute, ServiceState, runner_of, settings_of
 from .hash import HashAlgorithm
+from .wire import BatchLimits, count_items
 
 
 def batch_body_limit(settings: Settings) -> int:
@@ -35,6 +36,9 @@ class BatchBodyRoute(JsonBodyRoute):
         async def limited(request: Request) -> Response:
             state: ServiceState = request.app.state.archcrypt
             set_body_limit(request.scope, batch_body_limit(state.settings))
+            # Counted before FastAPI parses it (it reuses the body read here): a million
+            # empty strings would otherwise cost seconds of Python objects first.
+            count_items(await request.body(), BatchLimits.of(state.settings, fields_per_item=0))
             return await handler(request)
 
         return limited
@@ -58,11 +62,11 @@ class BatchResponse(ResponseModel):
 async def digest_batch(
     algorithm: Annotated[HashAlgorithm, Path()],
     body: BatchRequest,
-    state: State,
-    runner: Runner,
+    request: Request,
 ) -> BatchResponse:
     """Digests of many messages, hashed side by side (SHA-224/256 on a multi-lane row)."""
-    settings = state.settings
+    runner = runner_of(request)
+    settings = settings_of(request)
     count = len(body.messages)
     if count > settings.max_batch_messages:
         raise RequestValidationError(
@@ -81,6 +85,6 @@ async def digest_batch(
             f"the messages add up to {total} bytes; the batch limit is {settings.max_batch_bytes}",
         )
     digests = await runner(
-        "hash_batch", algorithm, total, crypto.digest_many, algorithm, body.messages
+        "hash_batch", algorithm, total, lambda: crypto.digest_many(algorithm, body.messages)
     )
     return BatchResponse(digests=digests)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import Field
 
 from .. import crypto
@@ -12,6 +12,7 @@ from ..errors import NOT_READY, ProblemError
 from ..metrics import CONTENT_TYPE
 from .common import ResponseModel
 from .deps import State
+from .wire import octet_response, read_body
 
 router = APIRouter(tags=["system"])
 
@@ -104,3 +105,13 @@ async def readyz(state: State) -> Status:
 async def metrics(state: State) -> Response:
     """Prometheus text exposition."""
     return Response(state.metrics.render(), media_type=CONTENT_TYPE)
+
+
+bench_router = APIRouter(tags=["system"], include_in_schema=False)
+
+
+@bench_router.post("/v1/bench/null")
+async def null(request: Request) -> Response:
+    """The body back, through the same middleware and body reading as every binary route:
+    the ceiling a binary crypto route can reach (ARCHCRYPT_BENCHMARK_NULL_ROUTE only)."""
+    return octet_response(await read_body(request))

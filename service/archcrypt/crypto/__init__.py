@@ -47,7 +47,16 @@ from .errors import (
     UnsupportedImplementationError,
 )
 from .hashes import DIGEST_SIZES, HASH_ALGORITHMS, Hash, digest, digest_many
-from .mac import MAC_ALGORITHMS, Hmac, Poly1305, mac, mac_verify
+from .mac import (
+    MAC_ALGORITHMS,
+    POLY1305_KEY_SIZE,
+    POLY1305_TAG_SIZE,
+    TAG_SIZES,
+    Hmac,
+    Poly1305,
+    mac,
+    mac_verify,
+)
 
 __all__ = [
     "AEAD_ALGORITHMS",
@@ -60,6 +69,9 @@ __all__ = [
     "DISPATCH_ALGORITHMS",
     "HASH_ALGORITHMS",
     "MAC_ALGORITHMS",
+    "POLY1305_KEY_SIZE",
+    "POLY1305_TAG_SIZE",
+    "TAG_SIZES",
     "Algorithm",
     "ArchcryptError",
     "AuthenticationError",

@@ -7,7 +7,23 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from . import errors
-from ._lib import BytesLike, check, init, lib, output, raise_status, to_bytes, view, view_exact
+from ._lib import (
+    REUSED_MIN,
+    BytesLike,
+    allocate,
+    arg,
+    bulk_output,
+    init,
+    length_error,
+    lib,
+    output,
+    raise_status,
+    state,
+    to_bytes,
+    view,
+    view_exact,
+    wipe_reused,
+)
 
 __all__ = [
     "AEAD_ALGORITHMS",
@@ -21,17 +37,22 @@ __all__ = [
 ]
 
 AEAD_ALGORITHMS: Final = ("chacha20-poly1305", "xchacha20-poly1305")
-AEAD_KEY_SIZE: Final = 32
-AEAD_TAG_SIZE: Final = 16
+AEAD_KEY_SIZE: Final[int] = lib.ARCHCRYPT_AEAD_KEY_SIZE
+AEAD_TAG_SIZE: Final[int] = lib.ARCHCRYPT_AEAD_TAG_SIZE
 AEAD_NONCE_SIZES: Final[Mapping[str, int]] = MappingProxyType(
-    {"chacha20-poly1305": 12, "xchacha20-poly1305": 24}
+    {
+        "chacha20-poly1305": lib.ARCHCRYPT_CHACHA20POLY1305_NONCE_SIZE,
+        "xchacha20-poly1305": lib.ARCHCRYPT_XCHACHA20POLY1305_NONCE_SIZE,
+    }
 )
 
-_CHACHA20_NONCE_SIZE: Final = 12
-_HCHACHA20_NONCE_SIZE: Final = 16
+_CHACHA20_NONCE_SIZE: Final[int] = lib.ARCHCRYPT_CHACHA20_NONCE_SIZE
+_HCHACHA20_NONCE_SIZE: Final[int] = lib.ARCHCRYPT_HCHACHA20_NONCE_SIZE
+_HCHACHA20_OUTPUT_SIZE: Final[int] = lib.ARCHCRYPT_HCHACHA20_OUTPUT_SIZE
 _MAX_COUNTER: Final = 0xFFFFFFFF
+_AUTHENTICATION: Final = int(lib.ARCHCRYPT_ERR_AUTHENTICATION)
 
-# algorithm -> (seal, open, nonce size)
+# algorithm -> (seal, open, nonce size), looked up once per call
 _AEAD: Final[Mapping[str, tuple[Any, Any, int]]] = MappingProxyType(
     {
         "chacha20-poly1305": (
@@ -46,30 +67,48 @@ _AEAD: Final[Mapping[str, tuple[Any, Any, int]]] = MappingProxyType(
         ),
     }
 )
+_lookup: Final = _AEAD.get
 
 
-def _functions(algorithm: str) -> tuple[Any, Any, int]:
-    try:
-        return _AEAD[algorithm]
-    except (KeyError, TypeError):
-        raise errors.UnknownAlgorithmError(
-            f"unknown AEAD algorithm {algorithm!r}; expected one of {', '.join(AEAD_ALGORITHMS)}"
-        ) from None
+def _unknown(algorithm: object) -> errors.UnknownAlgorithmError:
+    return errors.UnknownAlgorithmError(
+        f"unknown AEAD algorithm {algorithm!r}; expected one of {', '.join(AEAD_ALGORITHMS)}"
+    )
+
+
+# The two calls below are the per-request path of the service and the library's hottest
+# entry points, so they are written flat: one table lookup, bytes handed to C as they are
+# (other buffers through one zero-copy view each), one output allocation, one copy out.
 
 
 def aead_seal(
     algorithm: str, key: BytesLike, nonce: BytesLike, plaintext: BytesLike, aad: BytesLike = b""
 ) -> bytes:
     """Encrypt and authenticate; returns ciphertext || 16-byte tag."""
-    seal, _, nonce_size = _functions(algorithm)
-    init()
-    key_c = view_exact(key, AEAD_KEY_SIZE, "key")
-    nonce_c = view_exact(nonce, nonce_size, "nonce")
-    pt_c, pt_len = view(plaintext, "plaintext")
-    aad_c, aad_len = view(aad, "aad")
+    entry = _lookup(algorithm) if isinstance(algorithm, str) else None
+    if entry is None:
+        raise _unknown(algorithm)
+    seal, _, nonce_size = entry
+    if not state.ready:
+        init()
+    if type(key) is not bytes:
+        key = arg(key, "key")
+    if len(key) != AEAD_KEY_SIZE:
+        raise length_error("key", AEAD_KEY_SIZE, len(key))
+    if type(nonce) is not bytes:
+        nonce = arg(nonce, "nonce")
+    if len(nonce) != nonce_size:
+        raise length_error("nonce", nonce_size, len(nonce))
+    if type(plaintext) is not bytes:
+        plaintext = arg(plaintext, "plaintext")
+    if type(aad) is not bytes:
+        aad = arg(aad, "aad")
+    pt_len = len(plaintext)
     size = pt_len + AEAD_TAG_SIZE
-    out = output(size)
-    check(seal(out, pt_c, pt_len, aad_c, aad_len, key_c, nonce_c), f"{algorithm} seal")
+    out = allocate("char[]", size) if size < REUSED_MIN else bulk_output(size)
+    status = seal(out, plaintext, pt_len, aad, len(aad), key, nonce)
+    if status:
+        raise_status(status, f"{algorithm} seal")
     return to_bytes(out, size)
 
 
@@ -77,23 +116,40 @@ def aead_open(
     algorithm: str, key: BytesLike, nonce: BytesLike, ciphertext: BytesLike, aad: BytesLike = b""
 ) -> bytes:
     """Verify and decrypt ciphertext || tag; AuthenticationError when the tag does not match."""
-    _, open_, nonce_size = _functions(algorithm)
-    init()
-    key_c = view_exact(key, AEAD_KEY_SIZE, "key")
-    nonce_c = view_exact(nonce, nonce_size, "nonce")
-    ct_c, ct_len = view(ciphertext, "ciphertext")
-    aad_c, aad_len = view(aad, "aad")
+    entry = _lookup(algorithm) if isinstance(algorithm, str) else None
+    if entry is None:
+        raise _unknown(algorithm)
+    _, open_, nonce_size = entry
+    if not state.ready:
+        init()
+    if type(key) is not bytes:
+        key = arg(key, "key")
+    if len(key) != AEAD_KEY_SIZE:
+        raise length_error("key", AEAD_KEY_SIZE, len(key))
+    if type(nonce) is not bytes:
+        nonce = arg(nonce, "nonce")
+    if len(nonce) != nonce_size:
+        raise length_error("nonce", nonce_size, len(nonce))
+    if type(ciphertext) is not bytes:
+        ciphertext = arg(ciphertext, "ciphertext")
+    if type(aad) is not bytes:
+        aad = arg(aad, "aad")
+    ct_len = len(ciphertext)
     if ct_len < AEAD_TAG_SIZE:
         raise errors.InvalidInputError(
             f"ciphertext must include the {AEAD_TAG_SIZE}-byte tag, got {ct_len} bytes"
         )
     size = ct_len - AEAD_TAG_SIZE
-    out = output(size)
-    status = open_(out, ct_c, ct_len, aad_c, aad_len, key_c, nonce_c)
-    if status == int(lib.ARCHCRYPT_ERR_AUTHENTICATION):
-        raise errors.AuthenticationError(f"{algorithm} open: authentication failed")
-    check(status, f"{algorithm} open")
-    return to_bytes(out, size)
+    out = allocate("char[]", size) if size < REUSED_MIN else bulk_output(size)
+    status = open_(out, ciphertext, ct_len, aad, len(aad), key, nonce)
+    if status:
+        # C has wiped the output already
+        if status == _AUTHENTICATION:
+            raise errors.AuthenticationError(f"{algorithm} open: authentication failed")
+        raise_status(status, f"{algorithm} open")
+    plaintext = to_bytes(out, size)
+    wipe_reused(out, size)
+    return plaintext
 
 
 def chacha20_xor(key: BytesLike, nonce12: BytesLike, data: BytesLike, counter: int = 0) -> bytes:
@@ -126,6 +182,6 @@ def hchacha20(key: BytesLike, nonce16: BytesLike) -> bytes:
     init()
     key_c = view_exact(key, AEAD_KEY_SIZE, "key")
     nonce_c = view_exact(nonce16, _HCHACHA20_NONCE_SIZE, "nonce")
-    out = output(32)
+    out = output(_HCHACHA20_OUTPUT_SIZE)
     lib.archcrypt_hchacha20(out, key_c, nonce_c)
-    return to_bytes(out, 32)
+    return to_bytes(out, _HCHACHA20_OUTPUT_SIZE)

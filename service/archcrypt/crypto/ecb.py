@@ -5,7 +5,20 @@ from __future__ import annotations
 from typing import Any, Final
 
 from . import errors
-from ._lib import BytesLike, check, init, lib, output, require_gc, to_bytes, view
+from ._lib import (
+    REUSED_MIN,
+    BytesLike,
+    allocate,
+    arg,
+    bulk_output,
+    init,
+    lib,
+    raise_status,
+    require_gc,
+    to_bytes,
+    view,
+    wipe_reused,
+)
 
 __all__ = [
     "CAMELLIA_BLOCK_SIZE",
@@ -15,8 +28,16 @@ __all__ = [
     "camellia_ecb_encrypt",
 ]
 
-CAMELLIA_KEY_SIZES: Final = (16, 24, 32)
-CAMELLIA_BLOCK_SIZE: Final = 16
+CAMELLIA_KEY_SIZES: Final[tuple[int, ...]] = (
+    lib.ARCHCRYPT_CAMELLIA128_KEY_SIZE,
+    lib.ARCHCRYPT_CAMELLIA192_KEY_SIZE,
+    lib.ARCHCRYPT_CAMELLIA256_KEY_SIZE,
+)
+CAMELLIA_BLOCK_SIZE: Final[int] = lib.ARCHCRYPT_CAMELLIA_BLOCK_SIZE
+
+
+_encrypt: Final = lib.archcrypt_camellia_ecb_encrypt
+_decrypt: Final = lib.archcrypt_camellia_ecb_decrypt
 
 
 class Camellia:
@@ -37,22 +58,28 @@ class Camellia:
         )
 
     def _run(self, function: Any, data: BytesLike, what: str) -> bytes:
-        data_c, length = view(data, "data")
+        if type(data) is not bytes:
+            data = arg(data, "data")
+        length = len(data)
         if length % CAMELLIA_BLOCK_SIZE:
             raise errors.InvalidInputError(
                 f"data must be a multiple of {CAMELLIA_BLOCK_SIZE} bytes, got {length}"
             )
-        out = output(length)
-        check(int(function(self._key, out, data_c, length)), what)
-        return to_bytes(out, length)
+        out = allocate("char[]", length) if length < REUSED_MIN else bulk_output(length)
+        status = function(self._key, out, data, length)
+        if status:
+            raise_status(status, what)
+        result = to_bytes(out, length)
+        wipe_reused(out, length)  # one of the two directions is a plaintext
+        return result
 
     def encrypt_ecb(self, data: BytesLike) -> bytes:
         """Encrypt whole 16-byte blocks independently."""
-        return self._run(lib.archcrypt_camellia_ecb_encrypt, data, "camellia encrypt")
+        return self._run(_encrypt, data, "camellia encrypt")
 
     def decrypt_ecb(self, data: BytesLike) -> bytes:
         """Decrypt whole 16-byte blocks independently."""
-        return self._run(lib.archcrypt_camellia_ecb_decrypt, data, "camellia decrypt")
+        return self._run(_decrypt, data, "camellia decrypt")
 
 
 def camellia_ecb_encrypt(key: BytesLike, data: BytesLike) -> bytes:

@@ -2,29 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final
 
 from . import errors
 from ._lib import (
     BytesLike,
     StreamingContext,
-    check,
+    arg,
     init,
+    length_error,
     lib,
-    output,
     raise_status,
     require_gc,
+    scratch,
+    state,
     to_bytes,
     view,
     view_exact,
 )
 from .hashes import DIGEST_SIZES, HASH_ALGORITHMS, hash_id
 
-__all__ = ["MAC_ALGORITHMS", "Hmac", "Poly1305", "mac", "mac_verify"]
+__all__ = ["MAC_ALGORITHMS", "TAG_SIZES", "Hmac", "Poly1305", "mac", "mac_verify", "tag_size"]
 
 MAC_ALGORITHMS: Final = ("poly1305", "hmac-sha224", "hmac-sha256", "hmac-sha384", "hmac-sha512")
-POLY1305_KEY_SIZE: Final = 32
-POLY1305_TAG_SIZE: Final = 16
+POLY1305_KEY_SIZE: Final[int] = lib.ARCHCRYPT_POLY1305_KEY_SIZE
+POLY1305_TAG_SIZE: Final[int] = lib.ARCHCRYPT_POLY1305_TAG_SIZE
+TAG_SIZES: Final[Mapping[str, int]] = MappingProxyType(
+    {"poly1305": POLY1305_TAG_SIZE}
+    | {f"hmac-{name}": DIGEST_SIZES[name] for name in HASH_ALGORITHMS}
+)
+# HMAC name -> (hash id, tag size)
+_HMAC: Final = {f"hmac-{name}": (hash_id(name), DIGEST_SIZES[name]) for name in HASH_ALGORITHMS}.get
+_poly1305: Final = lib.archcrypt_poly1305
+_poly1305_verify: Final = lib.archcrypt_poly1305_verify
+_hmac: Final = lib.archcrypt_hmac
+_hmac_verify: Final = lib.archcrypt_hmac_verify
 
 
 def _hmac_hash(algorithm: str) -> str:
@@ -40,46 +54,61 @@ def _hmac_hash(algorithm: str) -> str:
 
 def tag_size(algorithm: str) -> int:
     """Bytes in a full tag of this MAC."""
-    if algorithm == "poly1305":
-        return POLY1305_TAG_SIZE
-    return DIGEST_SIZES[_hmac_hash(algorithm)]
+    size = TAG_SIZES.get(algorithm) if isinstance(algorithm, str) else None
+    if size is None:
+        _hmac_hash(algorithm)  # raises UnknownAlgorithmError
+    return size  # type: ignore[return-value]
 
 
 def mac(algorithm: str, key: BytesLike, data: BytesLike) -> bytes:
     """One-shot tag. Poly1305 takes a 32-byte one-time key; HMAC keys have any length."""
-    if algorithm == "poly1305":
+    if not state.ready:
         init()
-        key_c = view_exact(key, POLY1305_KEY_SIZE, "key")
-        data_c, length = view(data, "data")
-        out = output(POLY1305_TAG_SIZE)
-        check(int(lib.archcrypt_poly1305(out, data_c, length, key_c)), algorithm)
-        return to_bytes(out, POLY1305_TAG_SIZE)
-    name = _hmac_hash(algorithm)
-    init()
-    key_c, key_len = view(key, "key")
-    data_c, length = view(data, "data")
-    size = DIGEST_SIZES[name]
-    out = output(size)
-    check(int(lib.archcrypt_hmac(hash_id(name), out, key_c, key_len, data_c, length)), algorithm)
+    if type(key) is not bytes:
+        key = arg(key, "key")
+    if type(data) is not bytes:
+        data = arg(data, "data")
+    # Tags are sent to the peer, not secret: C writes them to this thread's scratch buffer.
+    out = scratch.buffer
+    if algorithm == "poly1305":
+        if len(key) != POLY1305_KEY_SIZE:
+            raise length_error("key", POLY1305_KEY_SIZE, len(key))
+        status = _poly1305(out, data, len(data), key)
+        size = POLY1305_TAG_SIZE
+    else:
+        entry = _HMAC(algorithm) if isinstance(algorithm, str) else None
+        if entry is None:
+            _hmac_hash(algorithm)  # raises UnknownAlgorithmError
+        hid, size = entry  # type: ignore[misc]
+        status = _hmac(hid, out, key, len(key), data, len(data))
+    if status:
+        raise_status(status, algorithm)
     return to_bytes(out, size)
 
 
 def mac_verify(algorithm: str, key: BytesLike, data: BytesLike, tag: BytesLike) -> bool:
     """Constant-time (in C) check of a full-length tag; a tag of another length is an error."""
     size = tag_size(algorithm)
-    init()
-    tag_c = view_exact(tag, size, "tag")
-    data_c, length = view(data, "data")
+    if not state.ready:
+        init()
+    if type(tag) is not bytes:
+        tag = arg(tag, "tag")
+    if len(tag) != size:
+        raise length_error("tag", size, len(tag))
+    if type(key) is not bytes:
+        key = arg(key, "key")
+    if type(data) is not bytes:
+        data = arg(data, "data")
     if algorithm == "poly1305":
-        key_c = view_exact(key, POLY1305_KEY_SIZE, "key")
-        result = int(lib.archcrypt_poly1305_verify(tag_c, data_c, length, key_c))
+        if len(key) != POLY1305_KEY_SIZE:
+            raise length_error("key", POLY1305_KEY_SIZE, len(key))
+        result = _poly1305_verify(tag, data, len(data), key)
     else:
-        key_c, key_len = view(key, "key")
-        hid = hash_id(_hmac_hash(algorithm))
-        result = int(lib.archcrypt_hmac_verify(hid, tag_c, size, key_c, key_len, data_c, length))
+        hid, _ = _HMAC(algorithm)  # type: ignore[misc]
+        result = _hmac_verify(hid, tag, size, key, len(key), data, len(data))
     if result < 0:
         raise_status(result, f"{algorithm} verify")
-    return result == 1
+    return bool(result == 1)
 
 
 class Poly1305(StreamingContext):

@@ -1,15 +1,14 @@
 /* C benchmark: bytes/s and cycles/byte for every runnable implementation of every
- * algorithm at each message size, then SHA-256's batch path (archcrypt_hash_many of 8
- * messages) beside the same messages one at a time, per row. Cycles come from the
- * measured core clock (archcrypt_core_hz: a dependent add chain), not from the TSC.
+ * algorithm at each message size (the operations of bench/c/workloads.h), then SHA-256's
+ * batch path (archcrypt_hash_many of 8 messages) beside the same messages one at a time,
+ * per row. Cycles come from the measured core clock (archcrypt_core_hz: a dependent add
+ * chain), not from the TSC.
  *
  *   bench [--sizes 64,1024,...] [--min-time SECONDS] [--algorithm NAME] [--csv] */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-#include "archcrypt.h"
+#define BENCH_ARCHCRYPT
+#include "workloads.h"
 
 #define SAMPLES 5
 
@@ -20,27 +19,11 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-typedef struct {
-    uint8_t *in, *out;
-    uint8_t key[32], nonce[12];
-    archcrypt_camellia_key *camellia;
-} workspace;
-
-/* One operation of `alg` over len bytes; the dispatch row is the thread's override. */
-static void run_once(const char *alg, workspace *w, size_t len)
+/* One message of len bytes (rounded down to the workload's unit); the dispatch row is the
+ * thread's override. */
+static void run_once(workload w, size_t len)
 {
-    if (strcmp(alg, "chacha20") == 0)
-        archcrypt_chacha20_xor(w->out, w->in, len, w->key, w->nonce, 1);
-    else if (strcmp(alg, "poly1305") == 0)
-        archcrypt_poly1305(w->out, w->in, len, w->key);
-    else if (strcmp(alg, "chacha20-poly1305") == 0)
-        archcrypt_chacha20poly1305_seal(w->out, w->in, len, NULL, 0, w->key, w->nonce);
-    else if (strcmp(alg, "sha256") == 0)
-        archcrypt_hash(ARCHCRYPT_SHA256, w->out, w->in, len);
-    else if (strcmp(alg, "sha512") == 0)
-        archcrypt_hash(ARCHCRYPT_SHA512, w->out, w->in, len);
-    else if (strcmp(alg, "camellia") == 0)
-        archcrypt_camellia_ecb_encrypt(w->camellia, w->out, w->in, len & ~(size_t)15);
+    ours_calls[w](len - len % workloads[w].unit);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -50,13 +33,13 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Median over SAMPLES timed batches, each about min_time / SAMPLES long. */
-static double measure(const char *alg, workspace *w, size_t len, double min_time)
+static double measure(workload w, size_t len, double min_time)
 {
     size_t iters = 1;
     for (;;) {
         double t0 = now();
         for (size_t i = 0; i < iters; i++)
-            run_once(alg, w, len);
+            run_once(w, len);
         double dt = now() - t0;
         if (dt >= min_time / SAMPLES / 4 || iters > ((size_t)1 << 40))
             break;
@@ -67,7 +50,7 @@ static double measure(const char *alg, workspace *w, size_t len, double min_time
     for (int s = 0; s < SAMPLES; s++) {
         double t0 = now();
         for (size_t i = 0; i < iters; i++)
-            run_once(alg, w, len);
+            run_once(w, len);
         rate[s] = (double)len * (double)iters / (now() - t0);
     }
     qsort(rate, SAMPLES, sizeof(rate[0]), cmp_double);
@@ -123,10 +106,9 @@ static double batch_sample(const batch_runner *b)
 }
 
 /* Every runnable sha256 row, batch and one at a time, on the same BATCH_N distinct
- * buffers (one after another in w->in). Calibrated one by one, then sampled round
+ * buffers (one after another in B.in). Calibrated one by one, then sampled round
  * after round, every runner once per round, so the medians share the machine's noise. */
-static void bench_batch(const workspace *w, const size_t *sizes, size_t nsizes, double min_time,
-                        double hz, int csv)
+static void bench_batch(const size_t *sizes, size_t nsizes, double min_time, double hz, int csv)
 {
     size_t a = archcrypt_algorithm_index("sha256");
     batch_runner run[32];
@@ -144,7 +126,7 @@ static void bench_batch(const workspace *w, const size_t *sizes, size_t nsizes, 
     for (size_t s = 0; s < nsizes; s++) {
         size_t len = sizes[s];
         for (size_t m = 0; m < BATCH_N; m++) {
-            batch_msgs[m] = w->in + m * len;
+            batch_msgs[m] = B.in + m * len;
             batch_lens[m] = len;
         }
         for (size_t i = 0; i < nrun; i++) {
@@ -195,26 +177,20 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    int rc = archcrypt_init();
-    if (rc != ARCHCRYPT_OK) {
-        fprintf(stderr, "archcrypt_init: %s\n", archcrypt_last_error());
-        return 2;
-    }
-
     size_t max = 0;
     for (size_t i = 0; i < nsizes; i++)
         max = sizes[i] > max ? sizes[i] : max;
-    workspace w;
     /* The batch section reads BATCH_N messages of the largest size, one after another. */
-    w.in = malloc(BATCH_N * max + 16);
-    w.out = malloc(max + 16);
-    if (!w.in || !w.out)
+    B.in = malloc(BATCH_N * max + 16);
+    B.out = malloc(max + 16);
+    if (!B.in || !B.out)
         return 2;
     for (size_t i = 0; i < BATCH_N * max + 16; i++)
-        w.in[i] = (uint8_t)(i * 131 + 7);
-    memset(w.key, 0x42, sizeof(w.key));
-    memset(w.nonce, 0x24, sizeof(w.nonce));
-    w.camellia = archcrypt_camellia_new(w.key, 16);
+        B.in[i] = (uint8_t)(i * 131 + 7);
+    memset(B.key, 0x42, sizeof(B.key));
+    const uint8_t nonce[12] = {0x24, 0x24, 0x24, 0x24, 0x24, 0x24, 0x24, 0x24, 0x24, 0x24, 0x24, 0x24};
+    bench_set_nonce(nonce);
+    bench_setup();
 
     double hz = archcrypt_core_hz(0.2);
     if (csv)
@@ -226,7 +202,8 @@ int main(int argc, char **argv)
                "GB/s", "cycles/B");
     for (size_t a = 0; a < archcrypt_algorithm_count(); a++) {
         const char *alg = archcrypt_algorithm_name(a);
-        if (only && strcmp(only, alg) != 0)
+        workload w = workload_named(alg);
+        if ((only && strcmp(only, alg) != 0) || w == W_COUNT)
             continue;
         for (size_t r = 0; r < archcrypt_implementation_count(a); r++) {
             if (!archcrypt_implementation_runnable(a, r))
@@ -234,7 +211,7 @@ int main(int argc, char **argv)
             const char *impl = archcrypt_implementation_name(a, r);
             archcrypt_use_on_this_thread(alg, impl);
             for (size_t s = 0; s < nsizes; s++) {
-                double bps = measure(alg, &w, sizes[s], min_time);
+                double bps = measure(w, sizes[s], min_time);
                 if (csv)
                     printf("%s,%s,%zu,%.0f,%.4f\n", alg, impl, sizes[s], bps, hz / bps);
                 else
@@ -246,9 +223,9 @@ int main(int argc, char **argv)
         }
     }
     if (!only || strcmp(only, "sha256") == 0)
-        bench_batch(&w, sizes, nsizes, min_time, hz, csv);
-    archcrypt_camellia_free(w.camellia);
-    free(w.in);
-    free(w.out);
+        bench_batch(sizes, nsizes, min_time, hz, csv);
+    archcrypt_camellia_free(ours_camellia_key);
+    free(B.in);
+    free(B.out);
     return 0;
 }

@@ -21,20 +21,15 @@
  * differed from the reference (the numbers of that row are then flagged, not hidden). */
 #include <math.h>
 #include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include <sys/resource.h>
 
-#include <gcrypt.h>
-#include <openssl/core_names.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <sodium.h>
-
-#include "archcrypt.h"
+#define BENCH_ARCHCRYPT
+#define BENCH_OPENSSL
+#define BENCH_SODIUM
+#define BENCH_GCRYPT
+#include "workloads.h"
 
 #define MAX_SIZES 16
 #define MAX_CONTESTANTS 24
@@ -61,246 +56,6 @@ static void die(const char *fmt, ...)
     exit(2);
 }
 
-/* ---- the workloads ---------------------------------------------------------------- */
-
-typedef enum { W_CHACHA20, W_POLY1305, W_AEAD, W_SHA256, W_SHA512, W_CAMELLIA, W_COUNT } workload;
-
-static const struct {
-    const char *algorithm; /* archcrypt's dispatch name */
-    const char *title;
-    size_t out_extra; /* output bytes beyond len (tag) or fixed output size when len_out == 0 */
-    int len_out;      /* 1: output is len + out_extra bytes; 0: output is out_extra bytes */
-} workloads[W_COUNT] = {
-    [W_CHACHA20] = {"chacha20", "ChaCha20 (RFC 8439 keystream XOR, counter 1, out of place)", 0, 1},
-    [W_POLY1305] = {"poly1305", "Poly1305 (one-time key per message)", 16, 0},
-    [W_AEAD] = {"chacha20-poly1305", "ChaCha20-Poly1305 seal (RFC 8439, no AAD, key and nonce per call)",
-                16, 1},
-    [W_SHA256] = {"sha256", "SHA-256 (one-shot)", 32, 0},
-    [W_SHA512] = {"sha512", "SHA-512 (one-shot)", 64, 0},
-    [W_CAMELLIA] = {"camellia", "Camellia-128 ECB encrypt (key schedule once, out of place)", 0, 1},
-};
-
-typedef struct {
-    uint8_t *in, *out;
-    uint8_t key[32], nonce[12], iv16[16];
-    archcrypt_camellia_key *camellia;
-    /* OpenSSL */
-    EVP_CIPHER_CTX *ossl_chacha, *ossl_aead, *ossl_camellia;
-    EVP_MAC_CTX *ossl_poly;
-    EVP_MD *ossl_sha256, *ossl_sha512;
-    EVP_MD_CTX *ossl_md;
-    /* libgcrypt */
-    gcry_cipher_hd_t gc_chacha, gc_aead, gc_camellia;
-    gcry_mac_hd_t gc_poly;
-} workspace;
-
-static workspace W;
-
-static void osslcheck(int ok, const char *what)
-{
-    if (ok != 1)
-        die("OpenSSL %s failed", what);
-}
-
-/* archcrypt: the dispatch row in effect is the calling thread's override. */
-static void ours_chacha20(size_t n) { archcrypt_chacha20_xor(W.out, W.in, n, W.key, W.nonce, 1); }
-static void ours_poly1305(size_t n) { archcrypt_poly1305(W.out, W.in, n, W.key); }
-static void ours_aead(size_t n)
-{
-    archcrypt_chacha20poly1305_seal(W.out, W.in, n, NULL, 0, W.key, W.nonce);
-}
-static void ours_sha256(size_t n) { archcrypt_hash(ARCHCRYPT_SHA256, W.out, W.in, n); }
-static void ours_sha512(size_t n) { archcrypt_hash(ARCHCRYPT_SHA512, W.out, W.in, n); }
-static void ours_camellia(size_t n) { archcrypt_camellia_ecb_encrypt(W.camellia, W.out, W.in, n); }
-/* The batch API: PEER_BATCH distinct messages of n bytes (one after another in W.in) per
- * call, timed per message, beside the peers hashing one message at a time. */
-#define PEER_BATCH 8
-static void ours_sha256_many(size_t n)
-{
-    const uint8_t *msgs[PEER_BATCH];
-    size_t lens[PEER_BATCH];
-    for (size_t m = 0; m < PEER_BATCH; m++) {
-        msgs[m] = W.in + m * n;
-        lens[m] = n;
-    }
-    archcrypt_hash_many(ARCHCRYPT_SHA256, PEER_BATCH, msgs, lens, W.out);
-}
-
-/* OpenSSL 3: contexts and algorithms fetched once, re-keyed per message (as a server
- * reusing a context per thread would), no implicit fetches in the timed path. */
-static void ossl_chacha20(size_t n)
-{
-    int outl;
-    EVP_EncryptInit_ex2(W.ossl_chacha, NULL, W.key, W.iv16, NULL);
-    EVP_EncryptUpdate(W.ossl_chacha, W.out, &outl, W.in, (int)n);
-}
-static void ossl_poly1305(size_t n)
-{
-    size_t outl;
-    EVP_MAC_init(W.ossl_poly, W.key, 32, NULL);
-    EVP_MAC_update(W.ossl_poly, W.in, n);
-    EVP_MAC_final(W.ossl_poly, W.out, &outl, 16);
-}
-static void ossl_aead(size_t n)
-{
-    int outl, fl;
-    EVP_EncryptInit_ex2(W.ossl_aead, NULL, W.key, W.nonce, NULL);
-    EVP_EncryptUpdate(W.ossl_aead, W.out, &outl, W.in, (int)n);
-    EVP_EncryptFinal_ex(W.ossl_aead, W.out + outl, &fl);
-    EVP_CIPHER_CTX_ctrl(W.ossl_aead, EVP_CTRL_AEAD_GET_TAG, 16, W.out + n);
-}
-/* EVP_Digest: OpenSSL's one-shot, the counterpart of archcrypt_hash (it sets up a
- * digest context per call, as the one-shot APIs of the other libraries do). */
-static void ossl_sha256(size_t n) { EVP_Digest(W.in, n, W.out, NULL, W.ossl_sha256, NULL); }
-static void ossl_sha512(size_t n) { EVP_Digest(W.in, n, W.out, NULL, W.ossl_sha512, NULL); }
-/* The same with one context reused (EVP_DigestInit_ex2/Update/Final_ex): the cheapest
- * way to hash short messages with OpenSSL. */
-static void ossl_sha256_ctx(size_t n)
-{
-    unsigned int l;
-    EVP_DigestInit_ex2(W.ossl_md, W.ossl_sha256, NULL);
-    EVP_DigestUpdate(W.ossl_md, W.in, n);
-    EVP_DigestFinal_ex(W.ossl_md, W.out, &l);
-}
-static void ossl_sha512_ctx(size_t n)
-{
-    unsigned int l;
-    EVP_DigestInit_ex2(W.ossl_md, W.ossl_sha512, NULL);
-    EVP_DigestUpdate(W.ossl_md, W.in, n);
-    EVP_DigestFinal_ex(W.ossl_md, W.out, &l);
-}
-static void ossl_camellia(size_t n)
-{
-    int outl;
-    EVP_EncryptUpdate(W.ossl_camellia, W.out, &outl, W.in, (int)n);
-}
-
-/* libsodium */
-static void na_chacha20(size_t n)
-{
-    crypto_stream_chacha20_ietf_xor_ic(W.out, W.in, n, W.nonce, 1, W.key);
-}
-static void na_poly1305(size_t n) { crypto_onetimeauth_poly1305(W.out, W.in, n, W.key); }
-static void na_aead(size_t n)
-{
-    unsigned long long clen;
-    crypto_aead_chacha20poly1305_ietf_encrypt(W.out, &clen, W.in, n, NULL, 0, NULL, W.nonce, W.key);
-}
-static void na_sha256(size_t n) { crypto_hash_sha256(W.out, W.in, n); }
-static void na_sha512(size_t n) { crypto_hash_sha512(W.out, W.in, n); }
-
-/* libgcrypt: handles opened once, key and IV set per message. */
-static void gc_chacha20(size_t n)
-{
-    gcry_cipher_setkey(W.gc_chacha, W.key, 32);
-    gcry_cipher_setiv(W.gc_chacha, W.iv16, 16);
-    gcry_cipher_encrypt(W.gc_chacha, W.out, n, W.in, n);
-}
-static void gc_poly1305(size_t n)
-{
-    size_t tl = 16;
-    gcry_mac_setkey(W.gc_poly, W.key, 32);
-    gcry_mac_write(W.gc_poly, W.in, n);
-    gcry_mac_read(W.gc_poly, W.out, &tl);
-}
-static void gc_aead(size_t n)
-{
-    gcry_cipher_setkey(W.gc_aead, W.key, 32);
-    gcry_cipher_setiv(W.gc_aead, W.nonce, 12);
-    gcry_cipher_final(W.gc_aead);
-    gcry_cipher_encrypt(W.gc_aead, W.out, n, W.in, n);
-    gcry_cipher_gettag(W.gc_aead, W.out + n, 16);
-}
-static void gc_sha256(size_t n) { gcry_md_hash_buffer(GCRY_MD_SHA256, W.out, W.in, n); }
-static void gc_sha512(size_t n) { gcry_md_hash_buffer(GCRY_MD_SHA512, W.out, W.in, n); }
-static void gc_camellia(size_t n) { gcry_cipher_encrypt(W.gc_camellia, W.out, n, W.in, n); }
-
-typedef void (*op_fn)(size_t);
-
-static const op_fn ours_ops[W_COUNT] = {ours_chacha20, ours_poly1305, ours_aead,
-                                        ours_sha256,   ours_sha512,   ours_camellia};
-
-typedef enum { LIB_OURS, LIB_OPENSSL, LIB_SODIUM, LIB_GCRYPT, LIB_COUNT } library;
-static const char *lib_names[LIB_COUNT] = {"archcrypt", "OpenSSL", "libsodium", "libgcrypt"};
-static char lib_versions[LIB_COUNT][64];
-
-/* Peer rows per workload: library, the API used (shown in the table), function. */
-static const struct {
-    workload w;
-    library lib;
-    const char *api;
-    op_fn fn;
-} peer_rows[] = {
-    {W_CHACHA20, LIB_OPENSSL, "EVP_chacha20", ossl_chacha20},
-    {W_CHACHA20, LIB_SODIUM, "crypto_stream_chacha20_ietf_xor_ic", na_chacha20},
-    {W_CHACHA20, LIB_GCRYPT, "gcry_cipher CHACHA20 STREAM", gc_chacha20},
-    {W_POLY1305, LIB_OPENSSL, "EVP_MAC POLY1305", ossl_poly1305},
-    {W_POLY1305, LIB_SODIUM, "crypto_onetimeauth_poly1305", na_poly1305},
-    {W_POLY1305, LIB_GCRYPT, "gcry_mac POLY1305", gc_poly1305},
-    {W_AEAD, LIB_OPENSSL, "EVP_chacha20_poly1305", ossl_aead},
-    {W_AEAD, LIB_SODIUM, "crypto_aead_chacha20poly1305_ietf_encrypt", na_aead},
-    {W_AEAD, LIB_GCRYPT, "gcry_cipher CHACHA20 POLY1305", gc_aead},
-    {W_SHA256, LIB_OPENSSL, "EVP_Digest", ossl_sha256},
-    {W_SHA256, LIB_OPENSSL, "EVP_DigestInit_ex2/Update/Final, ctx reused", ossl_sha256_ctx},
-    {W_SHA256, LIB_SODIUM, "crypto_hash_sha256", na_sha256},
-    {W_SHA256, LIB_GCRYPT, "gcry_md_hash_buffer", gc_sha256},
-    {W_SHA512, LIB_OPENSSL, "EVP_Digest", ossl_sha512},
-    {W_SHA512, LIB_OPENSSL, "EVP_DigestInit_ex2/Update/Final, ctx reused", ossl_sha512_ctx},
-    {W_SHA512, LIB_SODIUM, "crypto_hash_sha512", na_sha512},
-    {W_SHA512, LIB_GCRYPT, "gcry_md_hash_buffer", gc_sha512},
-    {W_CAMELLIA, LIB_OPENSSL, "EVP_camellia_128_ecb", ossl_camellia},
-    {W_CAMELLIA, LIB_GCRYPT, "gcry_cipher CAMELLIA128 ECB", gc_camellia},
-};
-#define N_PEER_ROWS (sizeof(peer_rows) / sizeof(peer_rows[0]))
-
-static void setup_peers(void)
-{
-    /* OpenSSL */
-    snprintf(lib_versions[LIB_OPENSSL], sizeof(lib_versions[0]), "%s",
-             OpenSSL_version(OPENSSL_VERSION));
-    EVP_CIPHER *chacha = EVP_CIPHER_fetch(NULL, "ChaCha20", NULL);
-    EVP_CIPHER *aead = EVP_CIPHER_fetch(NULL, "ChaCha20-Poly1305", NULL);
-    EVP_CIPHER *cam = EVP_CIPHER_fetch(NULL, "CAMELLIA-128-ECB", NULL);
-    EVP_MAC *poly = EVP_MAC_fetch(NULL, "POLY1305", NULL);
-    W.ossl_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
-    W.ossl_sha512 = EVP_MD_fetch(NULL, "SHA512", NULL);
-    if (!chacha || !aead || !cam || !poly || !W.ossl_sha256 || !W.ossl_sha512)
-        die("OpenSSL: an algorithm could not be fetched");
-    W.ossl_chacha = EVP_CIPHER_CTX_new();
-    W.ossl_aead = EVP_CIPHER_CTX_new();
-    W.ossl_camellia = EVP_CIPHER_CTX_new();
-    W.ossl_poly = EVP_MAC_CTX_new(poly);
-    W.ossl_md = EVP_MD_CTX_new();
-    osslcheck(EVP_EncryptInit_ex2(W.ossl_chacha, chacha, W.key, W.iv16, NULL), "chacha20 init");
-    osslcheck(EVP_EncryptInit_ex2(W.ossl_aead, aead, W.key, W.nonce, NULL), "aead init");
-    osslcheck(EVP_EncryptInit_ex2(W.ossl_camellia, cam, W.key, NULL, NULL), "camellia init");
-    osslcheck(EVP_CIPHER_CTX_set_padding(W.ossl_camellia, 0), "camellia padding");
-    EVP_CIPHER_free(chacha);
-    EVP_CIPHER_free(aead);
-    EVP_CIPHER_free(cam);
-    EVP_MAC_free(poly);
-
-    /* libsodium */
-    if (sodium_init() < 0)
-        die("sodium_init failed");
-    snprintf(lib_versions[LIB_SODIUM], sizeof(lib_versions[0]), "libsodium %s",
-             sodium_version_string());
-
-    /* libgcrypt */
-    const char *gv = gcry_check_version(NULL);
-    if (!gv)
-        die("gcry_check_version failed");
-    gcry_control(GCRYCTL_DISABLE_SECMEM, 0);
-    gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
-    snprintf(lib_versions[LIB_GCRYPT], sizeof(lib_versions[0]), "libgcrypt %s", gv);
-    if (gcry_cipher_open(&W.gc_chacha, GCRY_CIPHER_CHACHA20, GCRY_CIPHER_MODE_STREAM, 0) ||
-        gcry_cipher_open(&W.gc_aead, GCRY_CIPHER_CHACHA20, GCRY_CIPHER_MODE_POLY1305, 0) ||
-        gcry_cipher_open(&W.gc_camellia, GCRY_CIPHER_CAMELLIA128, GCRY_CIPHER_MODE_ECB, 0) ||
-        gcry_mac_open(&W.gc_poly, GCRY_MAC_POLY1305, 0, NULL) ||
-        gcry_cipher_setkey(W.gc_camellia, W.key, 16))
-        die("libgcrypt: a handle could not be opened");
-}
-
 /* ---- contestants and measurement ------------------------------------------------ */
 
 typedef struct {
@@ -311,7 +66,7 @@ typedef struct {
     int chosen;
     int wrong;        /* output differs from archcrypt portable */
     int msgs;         /* messages per call (batch rows; samples are per message), 0: one */
-    op_fn fn;
+    bench_fn fn;
     uint64_t iters[MAX_SIZES];   /* calls per sample, per size (0: not calibrated yet) */
     int nsamples[MAX_SIZES];
     double *samples;             /* [MAX_SIZES][MAX_SAMPLES] seconds per call */
@@ -464,9 +219,9 @@ static int measure_cell(contestant *cs, int n, size_t si, size_t len, double sam
 static int verify(contestant *c, size_t len, const uint8_t *ref, size_t outlen)
 {
     for (int pass = 0; pass < 2; pass++) {
-        memset(W.out, 0xee, len + 64);
+        memset(B.out, 0xee, len + 64);
         run_sample(c, len, 1);
-        if (memcmp(W.out, ref, outlen) != 0)
+        if (memcmp(B.out, ref, outlen) != 0)
             return 0;
     }
     return 1;
@@ -487,8 +242,8 @@ static void size_label(char *buf, size_t n, size_t s)
 static void short_version(library lib, char *buf, size_t n)
 {
     /* "OpenSSL 3.0.22 25 Aug 2026" -> "OpenSSL 3.0.22" */
-    const char *v = lib_versions[lib];
-    if (lib == LIB_OURS) {
+    const char *v = library_versions[lib];
+    if (lib == LIB_ARCHCRYPT) {
         snprintf(buf, n, "archcrypt %s", archcrypt_version());
         return;
     }
@@ -561,32 +316,26 @@ int main(int argc, char **argv)
         if (sizes[s] == 0 || sizes[s] % 16 || sizes[s] > ((size_t)1 << 30))
             die("sizes must be positive multiples of 16 (Camellia ECB) up to 1 GiB");
 
-    if (archcrypt_init() != ARCHCRYPT_OK)
-        die("archcrypt_init: %s", archcrypt_last_error());
-
     size_t max = 0;
     for (size_t i = 0; i < nsizes; i++)
         max = sizes[i] > max ? sizes[i] : max;
     /* 64-byte aligned; C11 wants the size a multiple of the alignment. */
-    size_t alloc = (PEER_BATCH * max + 128 + 63) & ~(size_t)63;
-    W.in = aligned_alloc(64, alloc);
-    W.out = aligned_alloc(64, alloc);
+    size_t alloc = (BENCH_BATCH * max + 128 + 63) & ~(size_t)63;
+    B.in = aligned_alloc(64, alloc);
+    B.out = aligned_alloc(64, alloc);
     uint8_t *ref = malloc(max + 128);
-    if (!W.in || !W.out || !ref)
+    if (!B.in || !B.out || !ref)
         die("out of memory");
-    for (size_t i = 0; i < PEER_BATCH * max + 128; i++)
-        W.in[i] = (uint8_t)(i * 131 + 7);
-    memset(W.out, 0, max + 128);
+    for (size_t i = 0; i < BENCH_BATCH * max + 128; i++)
+        B.in[i] = (uint8_t)(i * 131 + 7);
+    memset(B.out, 0, max + 128);
+    uint8_t nonce[12];
     for (int i = 0; i < 32; i++)
-        W.key[i] = (uint8_t)(0x42 + 3 * i);
+        B.key[i] = (uint8_t)(0x42 + 3 * i);
     for (int i = 0; i < 12; i++)
-        W.nonce[i] = (uint8_t)(0x24 + 5 * i);
-    W.iv16[0] = 1; /* OpenSSL/libgcrypt 16-byte IV: 32-bit LE counter (1), then the nonce */
-    memcpy(W.iv16 + 4, W.nonce, 12);
-    W.camellia = archcrypt_camellia_new(W.key, 16);
-    if (!W.camellia)
-        die("archcrypt_camellia_new failed");
-    setup_peers();
+        nonce[i] = (uint8_t)(0x24 + 5 * i);
+    bench_set_nonce(nonce);
+    bench_setup();
 
     /* Core clock: measured before each algorithm and at the end; the median is used. */
     double hz_samples[W_COUNT * MAX_PASSES + 2];
@@ -600,11 +349,8 @@ int main(int argc, char **argv)
         const char *name = archcrypt_algorithm_name(a);
         if (only && strcmp(only, name) != 0)
             continue;
-        int found = -1;
-        for (int w = 0; w < W_COUNT; w++)
-            if (strcmp(workloads[w].algorithm, name) == 0)
-                found = w;
-        if (found < 0) {
+        workload found = workload_named(name);
+        if (found == W_COUNT) {
             size_t l = strlen(notes);
             snprintf(notes + l, sizeof(notes) - l,
                      "- `%s`: archcrypt has this algorithm but bench-peers has no workload for it.\n",
@@ -640,10 +386,10 @@ int main(int argc, char **argv)
             if (!archcrypt_implementation_runnable(a, r))
                 continue;
             contestant *c = new_contestant(R);
-            c->lib = LIB_OURS;
+            c->lib = LIB_ARCHCRYPT;
             c->impl = archcrypt_implementation_name(a, r);
             c->chosen = (r == selected);
-            c->fn = ours_ops[w];
+            c->fn = ours_calls[w];
             if (w == W_AEAD) {
                 size_t ci = archcrypt_algorithm_index("chacha20"),
                        pi = archcrypt_algorithm_index("poly1305");
@@ -657,13 +403,13 @@ int main(int argc, char **argv)
         }
         if (w == W_SHA256) {
             contestant *c = new_contestant(R);
-            c->lib = LIB_OURS;
+            c->lib = LIB_ARCHCRYPT;
             c->impl = archcrypt_implementation_name(a, selected);
             c->api = "archcrypt_hash_many";
-            c->msgs = PEER_BATCH;
+            c->msgs = BENCH_BATCH;
             c->fn = ours_sha256_many;
             snprintf(c->label, sizeof(c->label), "archcrypt %s, archcrypt_hash_many of %d (per message)",
-                     c->impl, PEER_BATCH);
+                     c->impl, BENCH_BATCH);
         }
         for (size_t i = 0; i < N_PEER_ROWS; i++) {
             if (peer_rows[i].w != w)
@@ -683,10 +429,10 @@ int main(int argc, char **argv)
             size_t len = check_lens[k];
             size_t outlen = workloads[w].len_out ? len + workloads[w].out_extra
                                                  : workloads[w].out_extra;
-            contestant portable = {.impl = "portable", .fn = ours_ops[w]};
-            memset(W.out, 0xee, len + 64);
+            contestant portable = {.impl = "portable", .fn = ours_calls[w]};
+            memset(B.out, 0xee, len + 64);
             run_sample(&portable, len, 1);
-            memcpy(ref, W.out, outlen);
+            memcpy(ref, B.out, outlen);
             for (int i = 0; i < R->n; i++) {
                 if (!R->cs[i].wrong && !verify(&R->cs[i], len, ref, outlen)) {
                     R->cs[i].wrong = 1;
@@ -758,7 +504,7 @@ int main(int argc, char **argv)
                 for (size_t s = 0; s < nsizes; s++) {
                     double t = R->med[i][s];
                     fprintf(csv, "%s,%s,%s,\"%s\",%d,%d,%zu,%.2f,%.2f,%.2f,%.0f,%.4f,%d\n",
-                            workloads[w].algorithm, lib_names[c->lib], c->impl ? c->impl : "",
+                            workloads[w].algorithm, library_names[c->lib], c->impl ? c->impl : "",
                             api, c->chosen,
                             !c->wrong, sizes[s], t * 1e9,
                             R->p25[i][s] * 1e9, R->p75[i][s] * 1e9,
@@ -776,8 +522,8 @@ int main(int argc, char **argv)
            "lower c/B is better.\n\n",
            hz / 1e9, nhz, hz_sorted[0] / 1e9, hz_sorted[nhz - 1] / 1e9);
     printf("Libraries: archcrypt %s (%s), %s, %s, %s.\n\n", archcrypt_version(),
-           archcrypt_compiler(), lib_versions[LIB_OPENSSL], lib_versions[LIB_SODIUM],
-           lib_versions[LIB_GCRYPT]);
+           archcrypt_compiler(), library_versions[LIB_OPENSSL], library_versions[LIB_SODIUM],
+           library_versions[LIB_GCRYPT]);
     printf("CPU features archcrypt detects here:");
     for (size_t f = 0; f < archcrypt_cpu_feature_count(); f++)
         if (archcrypt_cpu_feature_state(f) == 1)
@@ -831,7 +577,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < R->n; i++) {
                 if (R->cs[i].chosen)
                     ours = R->med[i][s];
-                else if (R->cs[i].lib != LIB_OURS && !R->cs[i].wrong &&
+                else if (R->cs[i].lib != LIB_ARCHCRYPT && !R->cs[i].wrong &&
                          (bi < 0 || R->med[i][s] < best)) {
                     best = R->med[i][s];
                     bi = i;
@@ -840,7 +586,7 @@ int main(int argc, char **argv)
             if (bi < 0 || ours == 0)
                 printf(" n/a |");
             else
-                printf(" *%.2f* %s |", ours / best, lib_names[R->cs[bi].lib]);
+                printf(" *%.2f* %s |", ours / best, library_names[R->cs[bi].lib]);
         }
         printf("\n");
         /* The batch rows against the same best peer, one message at a time. */
@@ -851,7 +597,7 @@ int main(int argc, char **argv)
             for (size_t s = 0; s < nsizes; s++) {
                 double best = 0;
                 for (int j = 0; j < R->n; j++)
-                    if (R->cs[j].lib != LIB_OURS && !R->cs[j].wrong &&
+                    if (R->cs[j].lib != LIB_ARCHCRYPT && !R->cs[j].wrong &&
                         (best == 0 || R->med[j][s] < best))
                         best = R->med[j][s];
                 if (best == 0)
@@ -894,7 +640,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < R->n; i++) {
                 if ((int)R->cs[i].lib != l || R->cs[i].wrong)
                     continue;
-                if (l == LIB_OURS && !R->cs[i].chosen)
+                if (l == LIB_ARCHCRYPT && !R->cs[i].chosen)
                     continue;
                 if (best == 0 || R->med[i][0] < best)
                     best = R->med[i][0];
@@ -922,9 +668,9 @@ int main(int argc, char **argv)
                plan_cells, now() - t_start);
     fprintf(stderr, "bench-peers: done in %.0f s\n", now() - t_start);
 
-    archcrypt_camellia_free(W.camellia);
-    free(W.in);
-    free(W.out);
+    archcrypt_camellia_free(ours_camellia_key);
+    free(B.in);
+    free(B.out);
     free(ref);
     return bad_outputs ? 3 : 0;
 }

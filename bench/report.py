@@ -1,4 +1,4 @@
-"""Write BENCHMARKS.md from one run of scripts/bench-peers.sh (C and Python peer tables).
+"""Write BENCHMARKS.md from one run of bench/run.sh (C and Python peer tables).
 
 Regenerated on every run: the header (command, date, machine, measured clock), the
 at-a-glance ratios and the full tables. Kept across runs: the hand-written reading
@@ -207,7 +207,7 @@ run on one machine. Regenerate with `make bench-md`; `make bench` prints the sam
 tables without writing this file.
 
 - **Command:** `{a.command}` (builds `make -C native lib bench-peers`, then runs
-  `{os.path.relpath(a.bench_binary)}` and `.venv/bin/python native/bench/python_peers.py`)
+  `{os.path.relpath(a.bench_binary)}` and `.venv/bin/python bench/python/peers.py`)
 - **Date:** {a.started} (took {a.elapsed} s)
 - **Tree:** {tree}
 - **Machine:** {machine()}; load average {a.load_before} before, {a.load_after} after

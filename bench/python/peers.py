@@ -9,8 +9,11 @@ times (--passes) so each cell's samples span the run. Each statement runs inline
 timeit loop, so no wrapper call is counted. Outputs are checked against each other
 before timing.
 
-    python native/bench/python_peers.py [--sizes 64,1024,65536] [--cell-time 3]
-                                        [--passes 3] [--csv FILE]
+    python bench/python/peers.py [--sizes 64,1024,65536] [--cell-time 3]
+                                 [--passes 3] [--csv FILE]
+
+The workload table is operations(): one entry per operation, each contestant's statement
+and the expression its output is checked by.
 
 Markdown to stdout, progress to stderr. Run it with the project's virtualenv
 (archcrypt installed, cryptography from the test extras).
@@ -244,7 +247,7 @@ def measure_cell(
         con.numbers[size] = n
         round_est += t
     rounds = max(3, min(400, int(cell_time / round_est)))
-    # As in bench-peers: a sample during which the thread was descheduled is taken again,
+    # As in bench/c/peers.c: a sample during which the thread was descheduled is taken again,
     # up to 4 times; one that never runs undisturbed counts the thread's CPU time.
     order = list(range(len(cons)))
     for _round in range(rounds):
@@ -275,7 +278,9 @@ def verify(op: str, cons: list[Contestant], data: bytes) -> None:
             values.append(eval(con.check, {**con.setup, "data": data}))
     for con, value in zip(cons, values, strict=True):
         if value != values[0]:
-            raise SystemExit(f"python_peers: {op}: {con.label} disagrees with {cons[0].label}")
+            raise SystemExit(
+                f"bench/python/peers.py: {op}: {con.label} disagrees with {cons[0].label}"
+            )
 
 
 def size_label(n: int) -> str:
@@ -375,7 +380,7 @@ def main() -> int:
                         f.write(
                             f'{op},{con.library},"{label}",{size},{t * 1e9:.1f},{size / t:.0f}\n'
                         )
-    print(f"python_peers: done in {time.monotonic() - start:.0f} s", file=sys.stderr)
+    print(f"bench/python/peers.py: done in {time.monotonic() - start:.0f} s", file=sys.stderr)
     return 0
 
 

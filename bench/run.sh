@@ -3,9 +3,13 @@
 # C (every runnable archcrypt row vs OpenSSL 3, libsodium, libgcrypt from Debian's
 # packages) and Python (the archcrypt.crypto facade vs pyca/cryptography and hashlib).
 #
-#   scripts/bench-peers.sh                  print the tables (make bench)
-#   scripts/bench-peers.sh --write FILE     also rewrite FILE, e.g. BENCHMARKS.md (make bench-md)
-#   scripts/bench-peers.sh --quick          shorter cells, for trying the harness (numbers noisier)
+#   bench/run.sh                  print the tables (make bench)
+#   bench/run.sh --write FILE     also rewrite FILE, e.g. BENCHMARKS.md (make bench-md)
+#   bench/run.sh --quick          shorter cells, for trying the harness (numbers noisier)
+#
+# The programs: bench/c/peers.c (built by native/Makefile as bench-peers) and
+# bench/python/peers.py, each with its language's one workload table (bench/c/workloads.h,
+# operations() in peers.py); bench/report.py writes the file.
 #
 # Installs the peers' -dev packages when run as root and they are missing. Takes about
 # four minutes; progress goes to stderr. Expects the virtualenv of scripts/setup.sh
@@ -17,7 +21,7 @@ PY=${PY:-.venv/bin/python}
 WRITE=""
 C_ARGS=()
 PY_ARGS=()
-COMMAND=${BENCH_COMMAND:-"scripts/bench-peers.sh $*"}
+COMMAND=${BENCH_COMMAND:-"bench/run.sh $*"}
 while (($#)); do
     case "$1" in
         --write) WRITE=${2:?--write needs a file}; shift 2 ;;
@@ -41,12 +45,12 @@ if ((${#missing[@]})); then
         apt-get update -qq
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     else
-        echo "bench-peers: missing ${missing[*]}; as root: apt-get install -y ${missing[*]}" >&2
+        echo "bench/run.sh: missing ${missing[*]}; as root: apt-get install -y ${missing[*]}" >&2
         exit 1
     fi
 fi
 if [[ ! -x $PY ]]; then
-    echo "bench-peers: no $PY; run scripts/setup.sh (or make setup) first, or set PY" >&2
+    echo "bench/run.sh: no $PY; run scripts/setup.sh (or make setup) first, or set PY" >&2
     exit 1
 fi
 
@@ -73,11 +77,11 @@ step "C: every runnable archcrypt row vs OpenSSL, libsodium, libgcrypt (about 2 
 status=0
 "$bin" --csv "$tmp/c.csv" "${C_ARGS[@]}" >"$tmp/c.md" || status=$?
 if ((status != 0 && status != 3)); then
-    echo "bench-peers: $bin failed ($status)" >&2
+    echo "bench/run.sh: $bin failed ($status)" >&2
     exit "$status"
 fi
 step "Python: archcrypt.crypto vs pyca/cryptography and hashlib (about 1 minute)"
-"$PY" native/bench/python_peers.py --csv "$tmp/py.csv" "${PY_ARGS[@]}" >"$tmp/py.md"
+"$PY" bench/python/peers.py --csv "$tmp/py.csv" "${PY_ARGS[@]}" >"$tmp/py.md"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 elapsed=$((SECONDS - t0))
 
@@ -87,11 +91,11 @@ cat "$tmp/c.md"
 printf '\n## Python: archcrypt.crypto vs pyca/cryptography and hashlib\n\n'
 cat "$tmp/py.md"
 if ((status == 3)); then
-    echo "bench-peers: some implementation produced a WRONG OUTPUT (see the tables); not writing ${WRITE:-anything}" >&2
+    echo "bench/run.sh: some implementation produced a WRONG OUTPUT (see the tables); not writing ${WRITE:-anything}" >&2
     exit 3
 fi
 if [[ -n $WRITE ]]; then
-    "$PY" native/bench/report.py --out "$WRITE" --command "$COMMAND" \
+    "$PY" bench/report.py --out "$WRITE" --command "$COMMAND" \
         --c-md "$tmp/c.md" --c-csv "$tmp/c.csv" --py-md "$tmp/py.md" --py-csv "$tmp/py.csv" \
         --started "$started" --elapsed "$elapsed" --load-before "$load_before" \
         --load-after "$load_after" --bench-binary "$bin"
