@@ -295,6 +295,12 @@ int main(int argc, char **argv)
         return 2;
     }
     if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        /* What the CPU offers as seen from here (under valgrind: what valgrind presents). */
+        printf("# %s cpu features:", archcrypt_arch());
+        for (size_t i = 0; i < archcrypt_cpu_feature_count(); i++)
+            if (archcrypt_cpu_feature_state(i) == 1)
+                printf(" %s", archcrypt_cpu_feature_name(i));
+        printf("\n");
         for (size_t a = 0; a < archcrypt_algorithm_count(); a++)
             for (size_t r = 0; r < archcrypt_implementation_count(a); r++)
                 if (archcrypt_implementation_runnable(a, r))
