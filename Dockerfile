@@ -8,8 +8,10 @@
 # The builder stage always runs on the build machine (BUILDPLATFORM) and cross-compiles for
 # TARGETARCH: the C library with Debian's cross gcc (never -march=native: the runtime
 # dispatcher picks the kernel on each node), the cffi extension against the target's Python
-# headers, and the target's manylinux wheels fetched with pip --platform. The runtime stage
-# only COPYs, so a four-platform build needs no emulation.
+# headers (native/build_ffi.py's recipe, the one pip install and the tests use), the
+# target's manylinux wheels fetched with pip --platform, and those PyPI has no wheel of for
+# the target (httptools, uvloop) cross-built from their sdists. The runtime stage only
+# COPYs, so a four-platform build needs no emulation.
 
 ARG PYTHON_VERSION=3.11
 # The runtime base; any Debian-family image with python3 on PATH (the official slim image
@@ -27,7 +29,7 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 WORKDIR /src
 COPY scripts/cross-build.sh scripts/
 RUN scripts/cross-build.sh toolchain
-COPY scripts/target-requirements.py scripts/
+COPY scripts/target-requirements.py scripts/cross-wheels.py scripts/
 COPY pyproject.toml ./
 RUN scripts/cross-build.sh deps /opt/archcrypt/site
 COPY native/ native/
@@ -50,12 +52,17 @@ LABEL org.opencontainers.image.title="archcrypt" \
 COPY --from=builder /opt/archcrypt /opt/archcrypt
 # The packages live outside the interpreter's prefix (the official image's python is in
 # /usr/local, Debian's in /usr); the .pyc are precompiled, nothing is written at run time.
+# Auth on: every operation needs a bearer token; the store (token hashes, never tokens) is
+# mounted at ARCHCRYPT_TOKENS_FILE, and without it the service refuses to start.
+# hadolint ignore=DL3064
 ENV PYTHONPATH=/opt/archcrypt/site \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     HOME=/tmp \
     ARCHCRYPT_HOST=0.0.0.0 \
-    ARCHCRYPT_PORT=8000
+    ARCHCRYPT_PORT=8000 \
+    ARCHCRYPT_AUTH=required \
+    ARCHCRYPT_TOKENS_FILE=/etc/archcrypt/tokens/tokens.json
 # Numeric, so Kubernetes' runAsNonRoot can verify it; no passwd entry is needed.
 USER 10001:10001
 EXPOSE 8000

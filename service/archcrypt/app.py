@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import anyio.to_thread
 from fastapi import FastAPI
@@ -23,8 +22,11 @@ from .api.keys import ROUTERS as KEY_ROUTERS
 from .api.keys import install_key_problem_handlers, named_keys
 from .api.system import bench_router
 from .config import Settings
+from .docs import install_docs
 from .errors import install_problem_handlers
+from .guard import install as install_guard
 from .middleware import BodyLimitMiddleware, RequestMiddleware
+from .openapi import complete_openapi
 from .scheduler import BackgroundBenchmark
 
 logger = logging.getLogger("archcrypt")
@@ -64,7 +66,7 @@ def start(state: ServiceState) -> BackgroundBenchmark | None:
             if impl.runnable:
                 results[algorithm.name, impl.name] = _self_test(algorithm.name, impl.name)
         state.self_tests[algorithm.name] = results.get((algorithm.name, algorithm.selected), False)
-    state.metrics.publish_startup(report, results)
+    state.metrics.publish_startup(report, results, http_parser_setting=state.settings.http)
     logger.info(
         "archcrypt %s on %s: %s",
         report.version,
@@ -131,6 +133,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Symmetric crypto on hand-tuned C kernels. JSON carries bytes as standard base64.",
         openapi_tags=_TAGS,
         lifespan=lifespan,
+        docs_url=None,  # docs.py serves it without a CDN
+        redoc_url=None,
         # archcrypt's telemetry is its Prometheus metrics and its own logs. FastAPI's
         # OpenTelemetry bridge, left on, asks OpenTelemetry for its providers on every
         # request (environment look-ups included) even when none is configured.
@@ -147,11 +151,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     if settings.benchmark_null_route:
         app.include_router(bench_router)
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            app.openapi_schema = problem_openapi(FastAPI.openapi(app))
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
+    if settings.docs_enabled:
+        install_docs(app)
+    # Last: it guards every route included above, and refuses routes it cannot guard.
+    install_guard(app, settings, state.metrics)
+    # The routes' own document (problem+json, their request models), then security's.
+    complete_openapi(app, base=lambda: problem_openapi(FastAPI.openapi(app)))
     return app

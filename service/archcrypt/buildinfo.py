@@ -1,7 +1,9 @@
-"""What this process was built from: versions of the pieces and the source revision."""
+"""What this process was built from (versions of the pieces, the source revision) and the
+HTTP stack uvicorn serves it with."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import platform
@@ -10,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 from . import __version__
 
@@ -25,6 +27,44 @@ class BuildInfo:
     revision: str
     python_version: str
     cffi_version: str
+
+
+HttpParser = Literal["httptools", "h11", "other"]
+EventLoop = Literal["uvloop", "asyncio", "other"]
+
+
+@dataclass(frozen=True)
+class HttpStack:
+    """What uvicorn serves this process with (bounded: metric labels)."""
+
+    http_parser: HttpParser
+    event_loop: EventLoop
+
+
+# uvicorn's HTTP protocol implementations, by module, and what each parses HTTP with.
+_PARSERS: Final[dict[str, HttpParser]] = {
+    "uvicorn.protocols.http.httptools_impl": "httptools",
+    "uvicorn.protocols.http.h11_impl": "h11",
+}
+_LOOPS: Final[dict[str, EventLoop]] = {"uvloop": "uvloop", "asyncio": "asyncio"}
+
+
+def http_stack(parser: str = "auto") -> HttpStack:
+    """Call in the running server's event loop (the lifespan, a handler).
+
+    The parser is that of the protocol class `archcrypt serve` gives uvicorn for the
+    ARCHCRYPT_HTTP setting `parser` (server.protocol_class: "auto" is httptools only when
+    its C parser imports, so a package that is present but does not load reads h11, as the
+    server then serves), read from the uvicorn implementation that class extends. The loop
+    is the type of the loop running this code, whatever chose it."""
+    from .server import protocol_class
+
+    implementations = (c.__module__ for c in protocol_class(parser).__mro__)
+    loop_package = type(asyncio.get_running_loop()).__module__.partition(".")[0]
+    return HttpStack(
+        http_parser=next((_PARSERS[m] for m in implementations if m in _PARSERS), "other"),
+        event_loop=_LOOPS.get(loop_package, "other"),
+    )
 
 
 @functools.cache

@@ -54,27 +54,81 @@ def main() -> None:
     type=click.IntRange(1, 64),
     help="uvicorn worker processes [env ARCHCRYPT_WORKERS, default 1; scale with replicas].",
 )
-def serve(host: str | None, port: int | None, log_level: str | None, workers: int | None) -> None:
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False),
+    help="PEM certificate (chain): serve HTTPS [env ARCHCRYPT_TLS_CERT].",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(exists=True, dir_okay=False),
+    help="PEM private key of --tls-cert [env ARCHCRYPT_TLS_KEY].",
+)
+@click.option(
+    "--tls-client-ca",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Require client certificates signed by this CA bundle (mTLS) "
+    "[env ARCHCRYPT_TLS_CLIENT_CA].",
+)
+@click.option(
+    "--tokens-file",
+    type=click.Path(dir_okay=False),
+    help="Bearer tokens from `archcrypt tokens create` [env ARCHCRYPT_TOKENS_FILE].",
+)
+@click.option(
+    "--http",
+    type=click.Choice(["auto", "h11", "httptools"]),
+    help="HTTP parser [env ARCHCRYPT_HTTP, default auto: httptools when installed].",
+)
+def serve(
+    host: str | None,
+    port: int | None,
+    log_level: str | None,
+    workers: int | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+    tls_client_ca: str | None,
+    tokens_file: str | None,
+    http: str | None,
+) -> None:
     """Run the HTTP service (uvicorn; one process unless --workers says otherwise)."""
-    import uvicorn
-
+    from . import server
     from .config import Settings
+    from .guard import SecurityConfigError, auth_policy
 
     options: dict[str, Any] = {
         "host": host,
         "port": port,
         "log_level": log_level and log_level.lower(),
         "workers": workers,
+        "tls_cert": tls_cert,
+        "tls_key": tls_key,
+        "tls_client_ca": tls_client_ca,
+        "tokens_file": tokens_file,
+        "http": http,
     }
     try:
         # only what was given, so the environment still supplies the rest
         settings = Settings(**{k: v for k, v in options.items() if v is not None})
     except ValidationError as exc:
         raise click.ClickException(f"invalid settings:\n{exc}") from None
+    try:
+        auth_policy(settings)  # the refusal to serve beyond loopback unauthenticated, early
+    except SecurityConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    server.disable_core_dumps()
     _init()  # before uvicorn, so a configuration error reads as one
     _check_key_store(settings)  # likewise: a store or KEK that cannot work stops here
     # Before anything imports prometheus_client: it picks its mode once, at import.
     _prepare_multiprocess_metrics(settings.workers)
+    limits = server.ConnectionLimits(
+        header_timeout=settings.header_timeout_seconds,
+        body_timeout=settings.body_timeout_seconds,
+        request_timeout=settings.request_timeout_seconds,
+        max_header_count=settings.max_header_count,
+        max_header_bytes=settings.max_header_bytes,
+        max_connections=settings.max_connections,
+    )
     common: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,
@@ -82,17 +136,20 @@ def serve(host: str | None, port: int | None, log_level: str | None, workers: in
         "log_config": _log_config(settings.log_level),
         "access_log": settings.access_log,
         "server_header": False,
+        "http": server.protocol_class(settings.http),
+        "timeout_keep_alive": settings.keep_alive_timeout_seconds,
+        **server.tls_options(settings.tls_cert, settings.tls_key, settings.tls_client_ca),
     }
     if settings.workers == 1:
         from .app import create_app
 
-        uvicorn.run(create_app(settings), **common)
+        server.run(create_app(settings), limits, 1, **common)
     else:
         # Each worker builds its app from the environment; pass on what came as options.
         for name, value in options.items():
             if value is not None:
                 os.environ[f"ARCHCRYPT_{name.upper()}"] = str(value)
-        uvicorn.run("archcrypt.app:create_app", factory=True, workers=settings.workers, **common)
+        server.run("archcrypt.app:create_app", limits, settings.workers, factory=True, **common)
 
 
 def _check_key_store(settings: Settings) -> None:
@@ -131,6 +188,106 @@ def _log_config(level: str) -> dict[str, Any]:
         "propagate": False,
     }
     return config
+
+
+# ---- tokens -----------------------------------------------------------------------------
+
+
+def _tokens_path(path: str | None) -> Path:
+    value = path or os.environ.get("ARCHCRYPT_TOKENS_FILE")
+    if not value:
+        raise click.UsageError("give --file or set ARCHCRYPT_TOKENS_FILE")
+    return Path(value)
+
+
+_FILE_OPTION = click.option(
+    "--file",
+    "path",
+    type=click.Path(dir_okay=False),
+    help="The token store [env ARCHCRYPT_TOKENS_FILE]; created if missing.",
+)
+
+
+@main.group()
+def tokens() -> None:
+    """Bearer tokens: a token is printed once and stored only as its SHA-256."""
+
+
+@tokens.command("create")
+@_FILE_OPTION
+@click.option("--name", required=True, help="Shown in the audit log; unique in the store.")
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    required=True,
+    metavar="SCOPE",
+    help="Repeatable: aead:seal aead:open mac mac:verify hash ecb poly1305 keys:admin "
+    "keys:read key:<name>:<op> key:<name>:* key:*:<op>.",
+)
+@click.option("--expires-in", help="Lifetime, e.g. 90d, 12h (default: no expiry).")
+def tokens_create(
+    path: str | None, name: str, scopes: tuple[str, ...], expires_in: str | None
+) -> None:
+    """Create a token and print it (to stdout, once; the store keeps only its hash)."""
+    from .auth import TokenStoreError, create_token, parse_duration
+
+    target = _tokens_path(path)
+    try:
+        lifetime = parse_duration(expires_in) if expires_in else None
+        token, record = create_token(target, name, scopes, lifetime)
+    except TokenStoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    expiry = record.expires.isoformat() if record.expires else "never"
+    click.echo(
+        f"created token {record.name!r} ({', '.join(record.scopes)}; expires {expiry}) in "
+        f"{target}; it is shown once:",
+        err=True,
+    )
+    click.echo(token)
+
+
+@tokens.command("list")
+@_FILE_OPTION
+@click.option("--json", "as_json", is_flag=True)
+def tokens_list(path: str | None, as_json: bool) -> None:
+    """Names, scopes and expiry of every token (never a token)."""
+    from .auth import TokenStoreError, load_records
+
+    try:
+        records = load_records(_tokens_path(path))
+    except TokenStoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        listed = [{k: v for k, v in r.to_json().items() if k != "sha256"} for r in records]
+        click.echo(json.dumps(listed, indent=2))
+        return
+    table = Table(title="Tokens")
+    for column in ("name", "scopes", "created", "expires", "state"):
+        table.add_column(column)
+    for r in records:
+        table.add_row(
+            r.name,
+            " ".join(r.scopes),
+            r.created.isoformat(),
+            r.expires.isoformat() if r.expires else "never",
+            "[red]expired[/]" if r.expired() else "active",
+        )
+    Console().print(table)
+
+
+@tokens.command("revoke")
+@_FILE_OPTION
+@click.argument("name")
+def tokens_revoke(path: str | None, name: str) -> None:
+    """Remove a token; a running server stops accepting it within a second."""
+    from .auth import TokenStoreError, revoke_token
+
+    try:
+        revoke_token(_tokens_path(path), name)
+    except TokenStoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"revoked {name!r}", err=True)
 
 
 # ---- info -------------------------------------------------------------------------------

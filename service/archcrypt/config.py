@@ -9,9 +9,12 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]
+AuthMode = Literal["auto", "required", "disabled"]
+HttpParser = Literal["auto", "h11", "httptools"]
 
 MiB = 1024 * 1024
 KiB = 1024
+GiB = 1024 * MiB
 
 
 class Settings(BaseSettings):
@@ -33,8 +36,14 @@ class Settings(BaseSettings):
         ge=0,
         description="Largest request body; larger ones get 413 before they are read.",
     )
+    max_json_body_bytes: int = Field(
+        default=16 * MiB,
+        ge=0,
+        description="Largest JSON body (0: no limit of its own). A JSON body costs about 5x "
+        "its size in memory at its peak, a raw one about 3x: README, Memory.",
+    )
     max_stream_bytes: int = Field(
-        default=0,
+        default=GiB,
         ge=0,
         description="Largest application/octet-stream body hashed as a stream (0: unlimited).",
     )
@@ -139,6 +148,94 @@ class Settings(BaseSettings):
         ge=0,
         description="Distinct key names a process labels its metrics with; the rest are 'other'.",
     )
+
+    # ---- hardening (issue 11): auth, TLS, limits, deadlines, audit ----------------------
+    auth: AuthMode = Field(
+        default="auto",
+        description=(
+            "auto: bearer tokens from tokens_file when it is set; without one, open on "
+            "loopback and a refusal to start anywhere else. required: tokens always. "
+            "disabled: no authentication anywhere (logged loudly, shown on /v1/backends)."
+        ),
+    )
+    tokens_file: Path | None = Field(
+        default=None,
+        description="JSON token store written by `archcrypt tokens` (hashes only); re-read "
+        "within a second of a change.",
+    )
+    tls_cert: Path | None = Field(default=None, description="PEM certificate chain: serve HTTPS.")
+    tls_key: Path | None = Field(default=None, description="PEM private key of tls_cert.")
+    tls_client_ca: Path | None = Field(
+        default=None,
+        description="PEM CA bundle: require a client certificate signed by it (mTLS).",
+    )
+    http: HttpParser = Field(
+        default="auto", description="uvicorn's HTTP parser (auto: httptools when installed)."
+    )
+    keep_alive_timeout_seconds: float = Field(
+        default=5.0, gt=0, le=300, description="Idle time allowed between two requests."
+    )
+    header_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="From connection (or the previous response) to a complete request head; "
+        "also the TLS handshake's limit.",
+    )
+    body_timeout_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        le=300,
+        description="Longest wait for the next body bytes while the server is reading.",
+    )
+    request_timeout_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description="From a complete request head to the end of the response.",
+    )
+    max_header_count: int = Field(default=100, ge=8, le=10_000)
+    max_header_bytes: int = Field(
+        default=16 * KiB, ge=1024, le=1 * MiB, description="Request line plus all header lines."
+    )
+    max_connections: int = Field(
+        default=1024, ge=1, description="Open connections; beyond them new requests get 503."
+    )
+    memory_budget_bytes: int = Field(
+        default=256 * MiB,
+        ge=16 * MiB,
+        description="Estimated peak memory all requests in flight may hold together; a "
+        "request that does not fit waits up to budget_wait_seconds, then gets 503.",
+    )
+    budget_wait_seconds: float = Field(default=2.0, ge=0, le=60)
+    rate_limit_per_second: float = Field(
+        default=0.0, ge=0, description="Token bucket per bearer token (0: off)."
+    )
+    rate_limit_burst: int = Field(default=0, ge=0, description="Bucket size (0: 2 s worth).")
+    client_rate_limit_per_second: float = Field(
+        default=0.0,
+        ge=0,
+        description="Token bucket per client address for requests without a token (0: off).",
+    )
+    client_rate_limit_burst: int = Field(default=0, ge=0)
+    audit_log: str = Field(
+        default="stdout",
+        description="Where audit lines go: stdout, stderr, off, or a file path (appended).",
+    )
+    audit_fail_closed: bool = Field(
+        default=False,
+        description="Refuse operations (503) while the audit sink cannot be written.",
+    )
+    docs_enabled: bool = Field(
+        default=True, description="/docs: Swagger UI served from this process, no CDN."
+    )
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> Self:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key go together")
+        if self.tls_client_ca is not None and self.tls_cert is None:
+            raise ValueError("tls_client_ca (mTLS) needs tls_cert and tls_key")
+        return self
 
     @model_validator(mode="after")
     def _benchmark_interval(self) -> Self:

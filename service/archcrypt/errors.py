@@ -21,6 +21,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from . import crypto
+from .audit import audit_record
 from .middleware import request_id_of
 
 logger = logging.getLogger("archcrypt")
@@ -55,6 +56,22 @@ UNSUPPORTED_MEDIA_TYPE: Final = _problem("unsupported-media-type", "Unsupported 
 VALIDATION_FAILED: Final = _problem("validation-failed", "Invalid request", 422)
 INTERNAL_ERROR: Final = _problem("internal-error", "Internal server error", 500)
 NOT_READY: Final = _problem("not-ready", "Not ready", 503)
+UNAUTHORIZED: Final = _problem("unauthorized", "Authentication required", 401)
+FORBIDDEN: Final = _problem("forbidden", "Insufficient scope", 403)
+REQUEST_TIMEOUT: Final = _problem("request-timeout", "Request timeout", 408)
+TOO_MANY_REQUESTS: Final = _problem("rate-limited", "Too many requests", 429)
+HEADERS_TOO_LARGE: Final = _problem(
+    "request-header-fields-too-large", "Request header fields too large", 431
+)
+OVERLOADED: Final = _problem("overloaded", "Service overloaded", 503)
+AUDIT_UNAVAILABLE: Final = _problem("audit-unavailable", "Audit log unavailable", 503)
+
+# Every API response: nothing that carries a key or a plaintext is kept by a cache, and no
+# browser second-guesses a content type.
+SECURITY_HEADERS: Final = (
+    (b"cache-control", b"no-store"),
+    (b"x-content-type-options", b"nosniff"),
+)
 
 # Plain HTTPExceptions (Starlette's 404/405, the body limit's 413) are typed by status.
 _BY_STATUS: Final = {
@@ -68,6 +85,11 @@ _BY_STATUS: Final = {
         VALIDATION_FAILED,
         INTERNAL_ERROR,
         NOT_READY,
+        UNAUTHORIZED,
+        FORBIDDEN,
+        REQUEST_TIMEOUT,
+        TOO_MANY_REQUESTS,
+        HEADERS_TOO_LARGE,
     )
 }
 
@@ -75,13 +97,29 @@ _BY_STATUS: Final = {
 class ProblemError(HTTPException):
     """Raise to answer with a problem of the given type."""
 
-    def __init__(self, problem: ProblemType, detail: str) -> None:
-        super().__init__(problem.status, detail)
+    def __init__(
+        self, problem: ProblemType, detail: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(problem.status, detail, headers=dict(headers) if headers else None)
         self.problem = problem
 
 
 class ProblemResponse(JSONResponse):
     media_type = PROBLEM_MEDIA_TYPE
+
+
+def problem_document(
+    problem: ProblemType, detail: str, instance: str | None, request_id: str | None
+) -> dict[str, Any]:
+    """The members every problem carries (also written by the HTTP layer, server.py)."""
+    return {
+        "type": problem.type,
+        "title": problem.title,
+        "status": problem.status,
+        "detail": detail,
+        "instance": instance,
+        "request_id": request_id,
+    }
 
 
 def problem_response(
@@ -93,17 +131,11 @@ def problem_response(
     headers: Mapping[str, str] | None = None,
 ) -> ProblemResponse:
     request_id = request_id_of(request.scope)
-    body: dict[str, Any] = {
-        "type": problem.type,
-        "title": problem.title,
-        "status": problem.status,
-        "detail": detail,
-        "instance": request.url.path,
-        "request_id": request_id,
-    }
+    body = problem_document(problem, detail, request.url.path, request_id)
     if extensions:
         body.update(extensions)
     out_headers = dict(headers) if headers else {}
+    out_headers.update((k.decode(), v.decode()) for k, v in SECURITY_HEADERS)
     if request_id is not None:
         # The 500 path is sent from outside RequestMiddleware, so set the header here too.
         out_headers["X-Request-ID"] = request_id
@@ -113,7 +145,7 @@ def problem_response(
 async def _http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if isinstance(exc, ProblemError):
-        return problem_response(request, exc.problem, exc.detail)
+        return problem_response(request, exc.problem, exc.detail, headers=exc.headers)
     problem = _BY_STATUS.get(exc.status_code)
     if problem is None:
         phrase = HTTPStatus(exc.status_code).phrase
@@ -149,6 +181,9 @@ async def _validation_exception(request: Request, exc: Exception) -> Response:
 
 
 async def _authentication_failed(request: Request, exc: Exception) -> Response:
+    record = audit_record(request.scope)
+    if record is not None:
+        record.outcome = "auth_failed"  # a 400, but not the client's syntax: a wrong tag
     return problem_response(
         request,
         AUTHENTICATION_FAILED,

@@ -30,7 +30,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from .buildinfo import BuildInfo, build_info
+from .buildinfo import BuildInfo, HttpStack, build_info, http_stack
 
 if TYPE_CHECKING:
     from .benchmark import BenchmarkRun
@@ -84,6 +84,8 @@ class Metrics:
                 "python_version",
                 "cffi_version",
                 "arch",
+                "http_parser",
+                "event_loop",
             ],
             **gauge,
         )
@@ -191,10 +193,14 @@ class Metrics:
         report: BackendReport,
         self_tests: Mapping[tuple[str, str], bool],
         build: BuildInfo | None = None,
+        stack: HttpStack | None = None,
+        http_parser_setting: str = "auto",
     ) -> None:
         """Build, CPU feature, implementation and self-test series, set once the library is
-        up. self_tests maps (algorithm, implementation) to the known-answer result."""
+        up. self_tests maps (algorithm, implementation) to the known-answer result; stack is
+        read from the running loop and the ARCHCRYPT_HTTP setting unless given."""
         build = build if build is not None else build_info()
+        stack = stack if stack is not None else http_stack(http_parser_setting)
         self.build_info.labels(
             version=build.version,
             revision=build.revision,
@@ -203,6 +209,8 @@ class Metrics:
             python_version=build.python_version,
             cffi_version=build.cffi_version,
             arch=report.arch,
+            http_parser=stack.http_parser,
+            event_loop=stack.event_loop,
         ).set(1)
         for feature in report.features:
             if feature.state != "absent":

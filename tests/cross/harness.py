@@ -183,20 +183,31 @@ def target_sysconfig(tree: Path, triple: str) -> dict[str, Any]:
     raise AssertionError(f"{path}: no build_time_vars")
 
 
+@functools.cache
+def ffi_recipe() -> Any:
+    """native/build_ffi.py, the one recipe for archcrypt._native (pip install, the image's
+    cross build and these tests all compile the module with its build_extension())."""
+    spec = importlib.util.spec_from_file_location("_archcrypt_build_ffi", NATIVE / "build_ffi.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def cffi_source() -> Path:
     """The C that native/build_ffi.py's ffibuilder emits (the same for every target)."""
-    out = FOREIGN / "_native.c"
     with _cffi_lock:
-        builder = NATIVE / "build_ffi.py"
-        spec = importlib.util.spec_from_file_location("_archcrypt_build_ffi", builder)
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        FOREIGN.mkdir(parents=True, exist_ok=True)
-        partial = out.with_name(f"{out.name}.{os.getpid()}")
-        module.ffibuilder.emit_c_code(str(partial))
-        partial.replace(out)  # atomic: another session may be compiling the last one
-    return out
+        # atomic: another session may be compiling the last one
+        return Path(ffi_recipe().emit_source(FOREIGN / "_native.c"))
+
+
+def expected_ffi_record(cc: str) -> dict[str, Any]:
+    """What a module built by the recipe with this compiler from this tree records (its
+    library brought up to date first): what the foreign tests' module and the image's
+    must both carry."""
+    make(f"CC={cc}", "lib")
+    library = Path(make(f"CC={cc}", "--no-print-directory", "print-lib").stdout.strip())
+    return dict(ffi_recipe().record_for(cc, cffi_source(), library))
 
 
 @dataclass(frozen=True)
@@ -278,14 +289,16 @@ def foreign_python(arch: str, tree: Path | None = None) -> ForeignPython:
         stage = home / "stage"
         shutil.copytree(ROOT / "service" / "archcrypt", stage / "archcrypt",
                         ignore=shutil.ignore_patterns("__pycache__", "_native.*", "_native*.so"))
-        native_module = stage / "archcrypt" / f"_native{config['EXT_SUFFIX']}"
-        _checked(
-            [target.cc, "-shared", "-fPIC", "-O2", "-fwrapv", "-fno-strict-aliasing", "-pthread",
-             f"-I{NATIVE / 'include'}", f"-I{tree}{config['INCLUDEPY']}",
-             # the multiarch pyconfig.h; after the cross toolchain's own libc headers
-             "-idirafter", f"{tree}/usr/include",
-             str(cffi_source()), str(library), "-o", str(native_module)],
-            f"cross-compiling archcrypt._native for {arch}",
+        recipe = ffi_recipe()
+        native_module = stage / "archcrypt" / recipe.FILENAME
+        recipe.build_extension(
+            native_module,
+            cc=target.cc,
+            library=library,
+            python_include=[Path(f"{tree}{config['INCLUDEPY']}")],
+            # the multiarch pyconfig.h; after the cross toolchain's own libc headers
+            system_include=[tree / "usr" / "include"],
+            source=cffi_source(),
         )
         shutil.copy2(COMPAT_PLUGIN, stage / "archcrypt_foreign_compat.py")
         (stage / "pytest.ini").write_text(FOREIGN_PYTEST_INI)

@@ -39,6 +39,8 @@ from .harness import (
     TARGETS,
     ForeignPython,
     can_make_foreign_tree,
+    expected_ffi_record,
+    ffi_recipe,
     foreign_python,
     require_foreign_tree,
     require_tools,
@@ -142,6 +144,7 @@ class Outcome:
     pytest: subprocess.CompletedProcess[str] | None  # None: its test was not selected
     junit: Path
     seconds: float
+    native_module: Path  # the cross-built archcrypt._native it imported
 
 
 def _execute(run: Run, python: ForeignPython, with_tests: bool) -> Outcome:
@@ -169,7 +172,7 @@ def _execute(run: Run, python: ForeignPython, with_tests: bool) -> Outcome:
             cwd=ROOT,
             timeout=TIMEOUT,
         )
-    return Outcome(report, tests, junit, time.monotonic() - start)
+    return Outcome(report, tests, junit, time.monotonic() - start, python.native_module)
 
 
 def _tools(run: Run) -> tuple[str, ...]:
@@ -276,6 +279,9 @@ def test_foreign_dispatch(run: Run, outcomes: dict[Run, Future[Outcome]]) -> Non
     selected = {a["name"]: a["selected"] for a in report["algorithms"]}
     assert selected == expected_selected(run.arch, run.model), f"{run}: {selected}"
     assert not any(a["forced"] for a in report["algorithms"])
+    # The module these tests prove is the recipe's build, as the image's is (tests/images).
+    record = ffi_recipe().build_record(outcome.native_module)
+    assert record == expected_ffi_record(TARGETS[run.arch].cc), record
 
 
 @pytest.mark.parametrize("run", ENABLED_RUNS, ids=str)

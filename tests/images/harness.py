@@ -14,6 +14,7 @@ containers-storage of its own (so the host's images are untouched), the timings 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -184,6 +185,15 @@ def host_ca_bundle() -> Path | None:
     return None
 
 
+def wheel_cache_volume() -> list[str]:
+    """Build-time only: the wheels scripts/cross-wheels.py cross-builds from sdists (uvloop,
+    httptools on ppc64le and s390x), kept in build/images/wheels between runs; the builder
+    uses ARCHCRYPT_WHEEL_CACHE's default path when it is mounted."""
+    cache = WORK / "wheels"
+    cache.mkdir(parents=True, exist_ok=True)
+    return ["-v", f"{cache}:/var/cache/archcrypt-wheels"]
+
+
 def pip_volumes() -> list[str]:
     """Build-time only (-v is not committed): the host's CA bundle and index for pip."""
     ca = host_ca_bundle()
@@ -244,6 +254,7 @@ def build_image() -> None:
             "--build-arg",
             f"REVISION={git_revision()}",
             *pip_volumes(),
+            *wheel_cache_volume(),
             "-f",
             str(ROOT / "Dockerfile"),
             str(ROOT),
@@ -341,13 +352,37 @@ class Running:
 
 # A short startup benchmark: readiness waits for it, and under qemu every second counts.
 SERVICE_ENV = {"ARCHCRYPT_BENCHMARK_BUDGET_SECONDS": "0.3"}
+# The image requires bearer tokens (ARCHCRYPT_AUTH=required) from the store it expects at
+# /etc/archcrypt/tokens/tokens.json; the runs get one made here, with every family scope.
+TOKENS_DIR = WORK / "tokens"
+IMAGE_TOKENS_DIR = "/etc/archcrypt/tokens"
 
 
-def start_podman(instance: Instance) -> Running:
-    """The image as a container: non-root, read-only root, no capabilities, host loopback."""
+@functools.cache
+def service_token() -> str:
+    """The token the image runs accept (a test store: world-readable, so uid 10001 in the
+    container can read the bind mount)."""
+    from archcrypt.auth import create_token
+
+    TOKENS_DIR.mkdir(parents=True, exist_ok=True)
+    store = TOKENS_DIR / "tokens.json"
+    store.unlink(missing_ok=True)
+    scopes = ["aead:seal", "aead:open", "mac", "mac:verify", "hash", "ecb", "poly1305"]
+    token, _ = create_token(store, "image-tests", scopes)
+    store.chmod(0o644)
+    TOKENS_DIR.chmod(0o755)
+    return token
+
+
+def start_podman(instance: Instance, tokens: bool = True) -> Running:
+    """The image as a container: non-root, read-only root, no capabilities, host loopback;
+    with the test token store mounted where the image expects it (tokens=False: without)."""
     port = free_port()
     name = f"archcrypt-test-{instance.arch}-{port}"
     env = [f"-e{k}={v}" for k, v in {**SERVICE_ENV, "ARCHCRYPT_PORT": str(port)}.items()]
+    service_token()
+    if tokens:
+        env += ["--volume", f"{TOKENS_DIR}:{IMAGE_TOKENS_DIR}:ro"]
     run(
         "podman",
         "--runtime",
@@ -400,7 +435,13 @@ def start_qemu(instance: Instance, root: Path, model: str, cpu: str) -> Running:
     )
     assert exe, f"{argv[0]} not on the image's PATH"
     port = free_port()
-    env.update(SERVICE_ENV, ARCHCRYPT_PORT=str(port), ARCHCRYPT_HOST="127.0.0.1")
+    service_token()
+    env.update(
+        SERVICE_ENV,
+        ARCHCRYPT_PORT=str(port),
+        ARCHCRYPT_HOST="127.0.0.1",
+        ARCHCRYPT_TOKENS_FILE=str(TOKENS_DIR / "tokens.json"),
+    )
     log = WORK / f"qemu-{instance.arch}-{model}.log"
     handle = log.open("wb")
     process = subprocess.Popen(

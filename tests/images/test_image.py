@@ -13,6 +13,8 @@ import hmac
 import json
 import os
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -23,9 +25,19 @@ import pytest
 from cryptography.hazmat.decrepit.ciphers.algorithms import Camellia
 from cryptography.hazmat.primitives.ciphers import Cipher, modes
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from prometheus_client.parser import text_string_to_metric_families
 
-from ..cross.harness import NATIVE, TARGETS, cpu_option, make, parse_dispatch
+from ..cross.harness import (
+    NATIVE,
+    TARGETS,
+    cpu_option,
+    expected_ffi_record,
+    ffi_recipe,
+    make,
+    parse_dispatch,
+)
 from ..cross.test_c_selftest import BASELINE, EXPECTED_DISPATCH
 from . import harness
 from .harness import ARCHES, IMAGE, SIZES, Instance, Running, run, timed
@@ -34,6 +46,25 @@ pytestmark = pytest.mark.images
 
 # Under qemu a Python start (imports, self-test, the short benchmark) takes 30-60 s.
 QEMU_READY_TIMEOUT = 300.0
+
+# What uvicorn serves each platform's image with (/v1/backends "http", build_info labels),
+# written by hand: httptools and uvloop everywhere, from PyPI's wheels or, where PyPI has
+# none (httptools on s390x, uvloop on ppc64le and s390x), cross-built from the sdist.
+HTTP_STACK = {
+    "amd64": {"parser": "httptools", "event_loop": "uvloop"},
+    "arm64": {"parser": "httptools", "event_loop": "uvloop"},
+    "ppc64le": {"parser": "httptools", "event_loop": "uvloop"},
+    "s390x": {"parser": "httptools", "event_loop": "uvloop"},
+}
+# The distribution each of them comes from.
+HTTP_DISTRIBUTIONS = {"httptools": "httptools", "h11": "h11", "uvloop": "uvloop"}
+# uname -m, ELF e_machine and byte order of each platform
+MACHINE = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "s390x": "s390x"}
+ELF_MACHINE = {"amd64": (62, "little"), "arm64": (183, "little"), "ppc64le": (21, "little"),
+               "s390x": (22, "big")}  # fmt: skip
+# The C compiler the Dockerfile's builder uses for each platform (scripts/cross-build.sh).
+COMPILER = {"amd64": "gcc", **{arch: target.cc for arch, target in TARGETS.items()}}
+SITE = "opt/archcrypt/site"
 
 
 def expected_dispatch(arch: str, model: str) -> dict[str, str]:
@@ -89,7 +120,8 @@ class Observed:
 def exercise(server: Running) -> Observed:
     """Seal/open (checked against pyca), hash, MAC and ECB (against hashlib/hmac/pyca), then
     the backends report and /metrics."""
-    with httpx.Client(base_url=server.url, timeout=120) as client:
+    auth = {"Authorization": f"Bearer {harness.service_token()}"}
+    with httpx.Client(base_url=server.url, timeout=120, headers=auth) as client:
         key, nonce, aad = os.urandom(32), os.urandom(12), b"header"
         for size in (0, 1, 1000, 70_000):  # 70 kB crosses the thread-offload threshold
             plaintext = os.urandom(size)
@@ -177,8 +209,10 @@ def exercise(server: Running) -> Observed:
 
 
 def check_platform(observed: Observed, arch: str, expected: dict[str, str]) -> None:
-    """The arch label and the chosen implementations, in the API and in /metrics."""
+    """The arch label, the chosen implementations and the HTTP stack, in the API and in
+    /metrics."""
     assert observed.backends["arch"] == arch
+    assert observed.backends["http"] == HTTP_STACK[arch]
     selected = {a["name"]: a["selected"] for a in observed.backends["algorithms"]}  # type: ignore[union-attr]
     assert selected == expected
     assert all(a["self_test_passed"] for a in observed.backends["algorithms"])  # type: ignore[union-attr]
@@ -198,7 +232,12 @@ def check_platform(observed: Observed, arch: str, expected: dict[str, str]) -> N
     assert backend_info == set(expected.items())
     assert not [s for s in series("archcrypt_backend_info") if s["arch"] != arch]
     assert {s["algorithm"] for s in series("archcrypt_selftest_ok")} == set(expected)
-    assert series("archcrypt_build_info")
+    (build,) = series("archcrypt_build_info")
+    assert (build["arch"], build["http_parser"], build["event_loop"]) == (
+        arch,
+        HTTP_STACK[arch]["parser"],
+        HTTP_STACK[arch]["event_loop"],
+    )
     features = {s["feature"] for s in series("archcrypt_cpu_feature_info") if s["arch"] == arch}
     reported = {f["name"] for f in observed.backends["features"] if f["state"] == "present"}  # type: ignore[union-attr]
     assert features == reported
@@ -234,6 +273,9 @@ def test_image_configuration(built: dict[str, Instance], arch: str) -> None:
     assert config["Entrypoint"] == ["python3", "-m", "archcrypt"] and config["Cmd"] == ["serve"]
     env = dict(e.split("=", 1) for e in config["Env"])
     assert env["ARCHCRYPT_HOST"] == "0.0.0.0" and env["ARCHCRYPT_PORT"] == "8000"
+    # auth on: tokens from the store a Secret mounts (issue 11)
+    assert env["ARCHCRYPT_AUTH"] == "required"
+    assert env["ARCHCRYPT_TOKENS_FILE"] == f"{harness.IMAGE_TOKENS_DIR}/tokens.json"
     healthcheck = config.get("Healthcheck") or inspect.get("Healthcheck")  # podman: top level
     assert isinstance(healthcheck, dict) and "/livez" in " ".join(healthcheck["Test"])
     labels = config["Labels"]
@@ -255,19 +297,50 @@ def test_runtime_stage_only_copies(built: dict[str, Instance], arch: str) -> Non
     assert not [c for c in created if "/bin/sh -c" in c and "#(nop)" not in c], created
 
 
+def elf_machine(path: Path) -> tuple[int, str]:
+    head = path.read_bytes()[:20]
+    assert head[:4] == b"\x7fELF", path
+    order = "little" if head[5] == 1 else "big"
+    return int.from_bytes(head[18:20], order), order  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("arch", ARCHES)
-def test_extension_is_the_platforms(built: dict[str, Instance], arch: str) -> None:
-    machine = {"amd64": "X86-64", "arm64": "AArch64", "ppc64le": "PowerPC64", "s390x": "S/390"}[
-        arch
-    ]
+def test_extension_is_the_recipes_build(built: dict[str, Instance], arch: str) -> None:
+    """The image's archcrypt._native is the platform's, and it is the module the foreign-arch
+    tests prove: built by native/build_ffi.py's recipe with the same flags, compiler, cffi C
+    and library code as this tree gives for that target (test_foreign_python.py checks its
+    own module against the same record)."""
     with harness.mounted(built[arch]) as root:
-        ext = root / "opt/archcrypt/site/archcrypt/_native.abi3.so"
-        header = run("readelf", "-h", str(ext)).stdout
-        assert machine in header, header
-        assert not list((root / "opt/archcrypt/site/archcrypt").glob("_native.cpython-*"))
-        # no uvloop/httptools where they have no wheels; present where they do
-        has_uvloop = (root / "opt/archcrypt/site/uvloop").is_dir()
-        assert has_uvloop == (arch in ("amd64", "arm64"))
+        package = root / SITE / "archcrypt"
+        ext = package / ffi_recipe().FILENAME
+        assert elf_machine(ext) == ELF_MACHINE[arch]
+        assert [p.name for p in package.glob("_native*")] == [ext.name]
+        record = ffi_recipe().build_record(ext)
+    assert record == expected_ffi_record(COMPILER[arch])
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_dependencies_follow_pyproject(built: dict[str, Instance], arch: str) -> None:
+    """The image holds every distribution pyproject's markers select for the platform
+    (scripts/target-requirements.py, as the build does), among them the HTTP parser and
+    loop it must serve with, and every compiled module in it is the platform's."""
+    listed = subprocess.run(
+        [sys.executable, str(harness.ROOT / "scripts" / "target-requirements.py"),
+         "--machine", MACHINE[arch], "--python-version", "3.11",
+         str(harness.ROOT / "pyproject.toml")],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    required = {canonicalize_name(Requirement(line).name) for line in listed.splitlines()}
+    assert {HTTP_DISTRIBUTIONS[v] for v in HTTP_STACK[arch].values()} <= required
+    with harness.mounted(built[arch]) as root:
+        site = root / SITE
+        installed = {
+            canonicalize_name(p.name.split("-")[0]) for p in site.glob("*.dist-info")
+        }
+        objects = [p for p in site.rglob("*.so") if p.is_file()]
+        machines = {p.relative_to(site).as_posix(): elf_machine(p) for p in objects}
+    assert required <= installed, sorted(required - installed)
+    assert machines and all(m == ELF_MACHINE[arch] for m in machines.values()), machines
 
 
 # ---- running them -------------------------------------------------------------------------------
@@ -305,6 +378,31 @@ def test_amd64_container(built: dict[str, Instance]) -> None:
         assert wrote.returncode != 0 and "Read-only" in wrote.stderr
         health = run("podman", "healthcheck", "run", server.container or "", check=False)
         assert health.returncode == 0, health.stdout + health.stderr
+        # no core file can hold a key: RLIMIT_CORE 0 (archcrypt serve sets it)
+        limits = run("podman", "exec", server.container or "", "cat", "/proc/1/limits").stdout
+        core = next(line for line in limits.splitlines() if line.startswith("Max core file size"))
+        assert core.split()[4:6] == ["0", "0"], core
+        # a token is needed, and a wrong scope is refused
+        unauthenticated = httpx.post(f"{server.url}/v1/hash/sha256", json={"data": "aGk="})
+        assert unauthenticated.status_code == 401
+        assert unauthenticated.headers["content-type"] == "application/problem+json"
+    finally:
+        server.terminate()
+
+
+def test_amd64_container_refuses_to_serve_without_tokens(built: dict[str, Instance]) -> None:
+    server = harness.start_podman(built["amd64"], tokens=False)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            state = run(
+                "podman", "inspect", "--format", "{{.State.Status}}", server.container or ""
+            ).stdout.strip()
+            if state == "exited":
+                break
+            time.sleep(0.5)
+        assert state == "exited", state
+        assert "tokens.json does not exist" in server.logs()
     finally:
         server.terminate()
 

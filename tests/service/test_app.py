@@ -166,7 +166,7 @@ def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings()
     assert settings.max_body_bytes == 123
     assert settings.access_log is True
-    assert settings.max_stream_bytes == 0
+    assert settings.max_stream_bytes == 1 << 30  # the streamed hash is bounded by default
     assert settings.offload_threshold_bytes == 64 * 1024
 
 

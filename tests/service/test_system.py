@@ -28,7 +28,10 @@ def test_backends_shape(client: httpx.Client) -> None:
     response = client.get("/v1/backends")
     assert response.status_code == 200
     report = response.json()
-    assert set(report) == {"arch", "version", "compiler", "features", "algorithms"}
+    assert set(report) == {"arch", "version", "compiler", "features", "algorithms", "auth", "http"}
+    # the session server listens on loopback without tokens: open, and says so
+    assert report["auth"]["mode"] == "open-loopback" and report["auth"]["warning"]
+    assert set(report["http"]) == {"parser", "event_loop"}
     assert report["arch"] in {"amd64", "arm64", "ppc64le", "s390x", "unknown"}
     for feature in report["features"]:
         assert set(feature) == {"name", "state"}

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request, Response
 from pydantic import Field
 
 from .. import crypto
+from ..buildinfo import EventLoop, HttpParser, http_stack
 from ..errors import NOT_READY, ProblemError
 from ..metrics import CONTENT_TYPE
 from .common import ResponseModel
@@ -40,12 +41,29 @@ class CpuFeatureInfo(ResponseModel):
     state: Literal["present", "absent", "masked"]
 
 
+class AuthInfo(ResponseModel):
+    """How this instance authenticates (guard.AuthPolicy): never which tokens it holds."""
+
+    mode: Literal["tokens", "open-loopback", "disabled"]
+    tokens: int = Field(description="Tokens in the store (0 unless mode is tokens)")
+    warning: str | None = Field(description="Set whenever operations need no token")
+
+
+class HttpStackInfo(ResponseModel):
+    """What uvicorn serves this process with."""
+
+    parser: HttpParser
+    event_loop: EventLoop
+
+
 class BackendsResponse(ResponseModel):
     arch: str
     version: str
     compiler: str
     features: list[CpuFeatureInfo]
     algorithms: list[AlgorithmInfo]
+    auth: AuthInfo
+    http: HttpStackInfo
 
 
 class Status(ResponseModel):
@@ -53,10 +71,14 @@ class Status(ResponseModel):
 
 
 @router.get("/v1/backends")
-async def backends(state: State) -> BackendsResponse:
-    """The CPU's features and, per algorithm, the chosen implementation and every other one."""
+async def backends(state: State, request: Request) -> BackendsResponse:
+    """The CPU's features and, per algorithm, the chosen implementation and every other one;
+    and how this instance authenticates."""
     report = crypto.backends()
+    auth = AuthInfo(**request.app.state.archcrypt_security.policy.describe())
+    stack = http_stack(state.settings.http)
     return BackendsResponse(
+        auth=auth,
         arch=report.arch,
         version=report.version,
         compiler=report.compiler,
@@ -80,6 +102,7 @@ async def backends(state: State) -> BackendsResponse:
             )
             for a in report.algorithms
         ],
+        http=HttpStackInfo(parser=stack.http_parser, event_loop=stack.event_loop),
     )
 
 

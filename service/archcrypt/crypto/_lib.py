@@ -81,9 +81,10 @@ def bulk_output(size: int) -> Any:
 
 
 def wipe_reused(buffer: Any, size: int) -> None:
-    """Zero a secret output if `buffer` is one that stays alive (a fresh one is freed)."""
-    if buffer is _scratch.large:
-        lib.archcrypt_wipe(buffer, size)
+    """Zero a secret output once it is copied out, whether `buffer` stays alive (this
+    thread's reused one) or is freed next (a fresh one): freed heap keeps what it held, and
+    the next allocation, a core file or a heap dump would show it."""
+    lib.archcrypt_wipe(buffer, size)
 
 
 SCRATCH_SIZE: Final = 64  # the largest digest (SHA-512) and tag

@@ -174,7 +174,9 @@ def chacha20_xor(key: BytesLike, nonce12: BytesLike, data: BytesLike, counter: i
         )
     if status != 0:
         raise_status(status, "chacha20")
-    return to_bytes(out, length)
+    result = to_bytes(out, length)
+    wipe_reused(out, length)  # a keystream XOR: either side may be the plaintext
+    return result
 
 
 def hchacha20(key: BytesLike, nonce16: BytesLike) -> bytes:
@@ -184,4 +186,6 @@ def hchacha20(key: BytesLike, nonce16: BytesLike) -> bytes:
     nonce_c = view_exact(nonce16, _HCHACHA20_NONCE_SIZE, "nonce")
     out = output(_HCHACHA20_OUTPUT_SIZE)
     lib.archcrypt_hchacha20(out, key_c, nonce_c)
-    return to_bytes(out, _HCHACHA20_OUTPUT_SIZE)
+    subkey = to_bytes(out, _HCHACHA20_OUTPUT_SIZE)
+    wipe_reused(out, _HCHACHA20_OUTPUT_SIZE)  # a key
+    return subkey
