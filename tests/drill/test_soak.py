@@ -1,0 +1,42 @@
+"""Short form of the soak (the long one: `make soak`, 10 minutes; RELIABILITY.md): one
+server, wrk over every route for 60 s, every answer checked against pyca/cryptography,
+hmac or hashlib, RSS and descriptors sampled each second (tests/drill/soak.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from . import soak
+
+SECONDS = float(os.environ.get("ARCHCRYPT_SOAK_SECONDS", "60"))
+
+
+@pytest.fixture(scope="module")
+def wrk() -> str:
+    path = shutil.which("wrk")
+    if path is None:
+        pytest.fail("wrk is not installed (scripts/setup.sh installs it when run as root)")
+    return path
+
+
+def test_soak(wrk: str, tmp_path: Path) -> None:
+    result = soak.run(SECONDS, tmp_path, warmup=min(15.0, SECONDS / 4))
+    figures = result.summary()
+    assert result.requests > 1000, figures
+    assert result.errors == 0, figures
+    assert result.checked_answers > result.requests / 2, figures  # most answers compared
+    assert result.sampler_checked > 0, figures
+    assert result.rss_growth < 0.10, figures
+    assert result.fds_max - result.fds_min <= 4, figures
+    assert result.routes >= 20, figures
+
+
+def test_a_wrong_answer_is_counted(wrk: str, tmp_path: Path) -> None:
+    """One expected answer altered by a bit: the soak must count the server's (right)
+    answers to it as wrong, so a wrong answer from the server would be counted too."""
+    result = soak.run(4, tmp_path, warmup=0, tamper=True)
+    assert result.wrong_answers > 0, result.summary()
