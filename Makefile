@@ -37,7 +37,7 @@ bench-md: setup
 # OpenSSL, libsodium for that arch and Go's x/crypto, on each CPU model that changes a
 # dispatch choice; each rewrites its arch's section of BENCHMARKS.md (~20 min each; installs
 # qemu-user, golang and the plugin's sources when root). Not a test.
-INSN_ARCHES := ppc64le arm64
+INSN_ARCHES := ppc64le arm64 s390x
 .PHONY: bench-insn $(addprefix bench-insn-,$(INSN_ARCHES))
 bench-insn: $(addprefix bench-insn-,$(INSN_ARCHES))
 $(addprefix bench-insn-,$(INSN_ARCHES)): bench-insn-%:

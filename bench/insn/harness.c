@@ -5,14 +5,19 @@
  * same set-up, one warm-up call) and divides by the bytes processed.
  *
  *   harness OPERATION SIZE CALLS      an operation of workloads.h (chacha20, ...,
- *                                     camellia-128-ecb)
+ *                                     camellia-128-ecb), or poly1305-stream
  *   harness workloads                 "<operation> <archcrypt table> <unit>" per workload
  *   harness rows                      (archcrypt) every dispatch row, runnable, selected
  * Exit 2 for an operation the library does not have, 1 for a failure.
  *
  * Per message, as a user would: a fresh nonce for ChaCha20 and the AEAD, a fresh one-time
  * key for Poly1305 (the same bytes: the harness measures, it does not attack), one-shot
- * SHA-2, a Camellia key scheduled once. archcrypt's rows are chosen with ARCHCRYPT_FORCE. */
+ * SHA-2, a Camellia key scheduled once. archcrypt's rows are chosen with ARCHCRYPT_FORCE.
+ *
+ * poly1305-stream is this harness's own: Go's BenchmarkWrite64/Write1K, one MAC keyed
+ * once and CALLS writes of SIZE bytes into it, the tag taken after the last (in the empty
+ * run too), through each library's streaming API: what a MAC over a stream of small
+ * writes costs, buffering included. */
 #include "../c/workloads.h"
 
 #if defined(BENCH_ARCHCRYPT) + defined(BENCH_OPENSSL) + defined(BENCH_SODIUM) + \
@@ -21,6 +26,79 @@
 #endif
 
 static volatile uint8_t sink;
+
+/* ---- poly1305-stream: begin (after bench_setup), one write per call, end ---------------- */
+static const char STREAM_OPERATION[] = "poly1305-stream";
+
+#if defined(BENCH_ARCHCRYPT)
+static archcrypt_poly1305_ctx *stream;
+static void stream_begin(void)
+{
+    if (!(stream = archcrypt_poly1305_new(B.key)))
+        bench_die("archcrypt_poly1305_new");
+}
+static void stream_write(size_t n)
+{
+    if (archcrypt_poly1305_update(stream, B.in, n) != ARCHCRYPT_OK)
+        bench_die("archcrypt_poly1305_update");
+}
+static void stream_end(void)
+{
+    if (archcrypt_poly1305_final(stream, B.out) != ARCHCRYPT_OK)
+        bench_die("archcrypt_poly1305_final");
+}
+#elif defined(BENCH_OPENSSL)
+static void stream_begin(void)
+{
+    if (!EVP_MAC_init(ossl_poly_ctx, B.key, 32, NULL))
+        bench_die("EVP_MAC_init");
+}
+static void stream_write(size_t n)
+{
+    if (!EVP_MAC_update(ossl_poly_ctx, B.in, n))
+        bench_die("EVP_MAC_update");
+}
+static void stream_end(void)
+{
+    size_t outl;
+    if (!EVP_MAC_final(ossl_poly_ctx, B.out, &outl, 16))
+        bench_die("EVP_MAC_final");
+}
+#elif defined(BENCH_SODIUM)
+static crypto_onetimeauth_poly1305_state stream;
+static void stream_begin(void)
+{
+    if (crypto_onetimeauth_poly1305_init(&stream, B.key) != 0)
+        bench_die("crypto_onetimeauth_poly1305_init");
+}
+static void stream_write(size_t n)
+{
+    if (crypto_onetimeauth_poly1305_update(&stream, B.in, n) != 0)
+        bench_die("crypto_onetimeauth_poly1305_update");
+}
+static void stream_end(void)
+{
+    if (crypto_onetimeauth_poly1305_final(&stream, B.out) != 0)
+        bench_die("crypto_onetimeauth_poly1305_final");
+}
+#elif defined(BENCH_GCRYPT)
+static void stream_begin(void)
+{
+    if (gcry_mac_setkey(gc_poly_hd, B.key, 32))
+        bench_die("gcry_mac_setkey");
+}
+static void stream_write(size_t n)
+{
+    if (gcry_mac_write(gc_poly_hd, B.in, n))
+        bench_die("gcry_mac_write");
+}
+static void stream_end(void)
+{
+    size_t tl = 16;
+    if (gcry_mac_read(gc_poly_hd, B.out, &tl))
+        bench_die("gcry_mac_read");
+}
+#endif
 
 /* This build's call for a workload, NULL when its library has none. */
 static bench_fn call_for(workload w)
@@ -56,6 +134,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "workloads") == 0) {
         for (int w = 0; w < W_COUNT; w++)
             printf("%s %s %zu\n", workloads[w].operation, workloads[w].algorithm, workloads[w].unit);
+        printf("%s poly1305 1\n", STREAM_OPERATION);
         return 0;
     }
 #if defined(BENCH_ARCHCRYPT)
@@ -72,7 +151,8 @@ int main(int argc, char **argv)
         );
         return 1;
     }
-    workload w = workload_named(argv[1]);
+    int streaming = strcmp(argv[1], STREAM_OPERATION) == 0;
+    workload w = streaming ? W_POLY1305 : workload_named(argv[1]);
     size_t len = strtoull(argv[2], NULL, 10);
     unsigned long calls = strtoul(argv[3], NULL, 10);
     if (w == W_COUNT || len % workloads[w].unit) {
@@ -89,16 +169,20 @@ int main(int argc, char **argv)
         B.key[i] = (uint8_t)(i + 1);
     uint8_t nonce[12] = {0};
     bench_set_nonce(nonce);
-    bench_fn fn = call_for(w);
+    bench_fn fn = streaming ? stream_write : call_for(w);
     if (!fn)
         return 2;
     bench_setup();
+    if (streaming)
+        stream_begin();
     fn(len); /* warm-up: lazy initialisation lands in the empty run too */
     for (unsigned long c = 0; c < calls; c++) {
         /* A fresh nonce per message, as a user would (iv16 carries it too). */
         B.nonce[0] = B.iv16[4] = (uint8_t)c;
         fn(len);
     }
+    if (streaming)
+        stream_end();
     sink = B.out[0];
     return 0;
 }

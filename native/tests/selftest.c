@@ -204,6 +204,63 @@ static void test_poly1305(const char *impl)
     free(ff);
 }
 
+/* The streaming API split at every point of one message, and as streams of equal and of
+ * random writes: a kernel's gathering (poly1305.h, `gather`: 2048 bytes for s390x vx) and
+ * the 16-byte buffering meet at every offset. */
+static void poly1305_stream_check(const char *impl, const uint8_t *key, const uint8_t *msg,
+                                  size_t len, const size_t *cuts, size_t ncuts, const uint8_t ref[16],
+                                  const char *what)
+{
+    uint8_t tag[16];
+    archcrypt_poly1305_ctx *ctx = archcrypt_poly1305_new(key);
+    size_t pos = 0;
+    int ok = ctx != NULL;
+    for (size_t c = 0; ok && c <= ncuts; c++) {
+        size_t end = c < ncuts ? cuts[c] : len;
+        ok = archcrypt_poly1305_update(ctx, msg + pos, end - pos) == ARCHCRYPT_OK;
+        pos = end;
+    }
+    ok = ok && archcrypt_poly1305_final(ctx, tag) == ARCHCRYPT_OK && memcmp(tag, ref, 16) == 0;
+    archcrypt_poly1305_free(ctx);
+    CHECK(ok, "poly1305/%s streaming != one-shot: %s (len %zu, %zu pieces)", impl, what, len,
+          ncuts + 1);
+}
+
+static void test_poly1305_streaming(const char *impl)
+{
+    enum { LEN = 2 * 2048 + 100, SPLIT_LEN = 2048 + 100 };
+    uint8_t *msg = xmalloc(LEN), key[32], ref[16], ref_split[16];
+    size_t *cuts = xmalloc(LEN * sizeof *cuts);
+    rng_fill(msg, LEN);
+    rng_fill(key, 32);
+    use("poly1305", "portable");
+    archcrypt_poly1305(ref, msg, LEN, key);
+    archcrypt_poly1305(ref_split, msg, SPLIT_LEN, key);
+    use("poly1305", impl);
+
+    for (size_t at = 0; at <= SPLIT_LEN; at++)
+        poly1305_stream_check(impl, key, msg, SPLIT_LEN, &at, 1, ref_split, "one split");
+    static const size_t writes[] = {1, 15, 16, 17, 63, 64, 65, 1000, 1024, 2047, 2048, 2049};
+    for (size_t w = 0; w < sizeof writes / sizeof writes[0]; w++) {
+        size_t n = 0;
+        for (size_t at = writes[w]; at < LEN; at += writes[w])
+            cuts[n++] = at;
+        poly1305_stream_check(impl, key, msg, LEN, cuts, n, ref, "equal writes");
+    }
+    for (int r = 0; r < 20; r++) {
+        size_t n = 0, at = 0;
+        while ((at += (size_t)(rng_next() % (r < 10 ? 80 : 2600))) < LEN)
+            cuts[n++] = at;
+        poly1305_stream_check(impl, key, msg, LEN, cuts, n, ref, "random writes");
+    }
+    /* Empty writes anywhere change nothing. */
+    size_t empties[] = {0, 0, 5, 5, 2048, 2048, 2048 + 7, LEN, LEN};
+    poly1305_stream_check(impl, key, msg, LEN, empties, sizeof empties / sizeof empties[0], ref,
+                          "empty writes");
+    free(msg);
+    free(cuts);
+}
+
 /* ---- ChaCha20-Poly1305 --------------------------------------------------------------- */
 
 static void test_aead(const char *impl)
@@ -646,8 +703,10 @@ int main(int argc, char **argv)
             CHECK(archcrypt_self_test(a, r) == ARCHCRYPT_OK, "%s/%s known answers", alg, impl);
             if (strcmp(alg, "chacha20") == 0)
                 test_chacha20(impl);
-            else if (strcmp(alg, "poly1305") == 0)
+            else if (strcmp(alg, "poly1305") == 0) {
                 test_poly1305(impl);
+                test_poly1305_streaming(impl);
+            }
             else if (strcmp(alg, "chacha20-poly1305") == 0)
                 test_aead(impl);
             else if (strcmp(alg, "sha256") == 0) {

@@ -1,7 +1,8 @@
 // Instruction-count harness for Go's own implementations, the peer bench/insn/run.py
 // counts beside archcrypt: golang.org/x/crypto chacha20, poly1305 and chacha20poly1305,
 // the standard library's crypto/sha256 and crypto/sha512. Same command line and the same
-// per-message use as bench/insn/harness.c:
+// per-message use as bench/insn/harness.c (poly1305-stream: one MAC, CALLS writes of SIZE
+// bytes, as BenchmarkWrite64/Write1K do):
 //
 //	harness OPERATION SIZE CALLS    (exit 2: Go has no such operation, e.g. Camellia)
 //
@@ -47,6 +48,7 @@ func main() {
 	nonce := make([]byte, 12)
 
 	var once func()
+	finish := func() {}
 	switch op {
 	case "chacha20":
 		once = func() {
@@ -62,6 +64,12 @@ func main() {
 		copy(k[:], key)
 		var tag [16]byte
 		once = func() { poly1305.Sum(&tag, in, &k); out[0] = tag[0] }
+	case "poly1305-stream":
+		var k [32]byte
+		copy(k[:], key)
+		mac := poly1305.New(&k)
+		finish = func() { out[0] = mac.Sum(nil)[0] }
+		once = func() { mac.Write(in) }
 	case "chacha20-poly1305":
 		once = func() {
 			aead, err := chacha20poly1305.New(key)
@@ -82,5 +90,6 @@ func main() {
 		nonce[0] = byte(c)
 		once()
 	}
+	finish()
 	sink = out[0]
 }

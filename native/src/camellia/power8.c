@@ -6,6 +6,7 @@
 #include <altivec.h>
 
 #include "common.h"
+#include "camellia/batch16.h"
 #include "camellia/camellia.h"
 
 typedef __vector unsigned char v8;
@@ -276,36 +277,18 @@ AC_INLINE void camellia16(const sched_vec *sv,
 #undef D2
 #undef EXPAND
 
+static void batch16(const void *schedule, uint8_t *out, const uint8_t *in)
+{
+    camellia16((const sched_vec *)schedule, out, in);
+}
+
 static void camellia_power8(const camellia_subkeys *ks, int decrypt, uint8_t *out,
                             const uint8_t *in, size_t nblocks)
 {
     sched_vec sv;
-    uint8_t buf[256];
 
     build_schedule(&sv, ks, decrypt);
-    /* One call site, so the batch is inlined and the loop saves registers once. A short
-     * tail runs as one padded batch through buf rather than through portable.c: it stays
-     * constant time, and a batch (~1700 instructions) costs less than one portable block
-     * (~1950). */
-    while (nblocks) {
-        const size_t n = nblocks < 16 ? nblocks : 16;
-        const uint8_t *src = in;
-        uint8_t *dst = out;
-
-        if (n < 16) {
-            memset(buf, 0, sizeof buf);
-            memcpy(buf, in, 16 * n);
-            src = dst = buf;
-        }
-        camellia16(&sv, dst, src);
-        if (n < 16) {
-            memcpy(out, buf, 16 * n);
-            ac_wipe(buf, sizeof buf);
-        }
-        in += 16 * n;
-        out += 16 * n;
-        nblocks -= n;
-    }
+    ac_camellia_batches16(batch16, &sv, out, in, nblocks);
     ac_wipe(&sv, sizeof sv);
 }
 

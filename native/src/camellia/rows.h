@@ -5,4 +5,5 @@ AC_ROW(aesni_avx2, "aesni,avx2")
 AC_ROW(power8, "vsx,arch_2_07,vec_crypto")
 /* aese/aesd as the S-box core; +crypto also brings pmull and sha2 (isa.mk). */
 AC_ROW(armv8_crypto, "asimd,aes,pmull,sha2")
+AC_ROW(vx, "vx")
 AC_ROW(portable, "")

@@ -10,6 +10,7 @@ AC_ROW(power8, "vsx,arch_2_07,vec_crypto")
  * row-form blocks (measured under qemu: 17.1 against 8.2 instructions/B at 64 B, 8.9
  * against 7.0 at 128 B, 3.9 against 5.7 at 256 B). */
 AC_ROW_MIN_LEN(sve2, "sve,sve2", 256)
-/* neon: chacha20/body128.h over NEON, 4 blocks vertically; 1-2 block tails as rows. */
+/* neon: chacha20/simd128.h over NEON, 4 blocks vertically; 1-2 block tails as rows. */
 AC_ROW(neon, "asimd")
+AC_ROW(vx, "vx")
 AC_ROW(portable, "")

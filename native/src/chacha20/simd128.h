@@ -1,4 +1,4 @@
-/* ChaCha20 over 128-bit vectors, written once: 4 blocks per iteration (one state word per vector, one block per lane), the counter-free start of rounds 1-2 computed once per call, 3-4 block tails as one 4-block pass over a copy, 1-2 blocks in row form (RFC 8439 2.3-2.4). Instantiated by chacha20/power8.c and power10.c (their common vocabulary: simd128_vsx.h), and meant to keep NEON and z vector rows as thin. */
+/* ChaCha20 over 128-bit vectors, written once: 4 blocks per iteration (one state word per vector, one block per lane), the counter-free start of rounds 1-2 computed once per call, 3-4 block tails as one 4-block pass over a copy, 1-2 blocks in row form (RFC 8439 2.3-2.4). Instantiated by chacha20/power8.c and power10.c (their common vocabulary: simd128_vsx.h), chacha20/neon.c (arm64) and chacha20/vx.c (z13). */
 #ifndef ARCHCRYPT_CHACHA20_SIMD128_H
 #define ARCHCRYPT_CHACHA20_SIMD128_H
 
@@ -41,13 +41,14 @@
  *                           (k a constant 1..3): what turns a block's diagonals into
  *                           columns (POWER vperm, NEON ext, z vsldb)
  *   V_TRANSPOSE(a0, a1, a2, a3, o)   o[j] = V_ROW(lane j of a0, of a1, of a2, of a3) for
- *                           j = 0..3: four word vectors into rows of four blocks
+ *                           j = 0..3: four word vectors into rows of four blocks (not
+ *                           needed with V_TRANSPOSE_ADD)
  *   V_LOADU(p), V_STOREU(p, v)   16 bytes at p, unaligned
  *   V_STORE_LE(p, row)      the row's logical words 0..3 to p, little-endian
  *   V_XOR_OUT(out, in, off, lo, hi)  the 32 bytes at out + off become those at in + off
  *                           XOR the rows lo then hi, as V_STORE_LE writes them; off is a
  *                           constant multiple of 16 (POWER10 pairs the two in lxvp/stxvp,
- *                           NEON may use ld1/st1 of two registers)
+ *                           NEON in ldp/stp)
  *
  * Optional (default: nothing):
  *   V_CONSTANTS             declarations the macros above use, at the top of each function
@@ -56,6 +57,15 @@
  *   V_LOOP_BARRIER(row0, row1, row2, row3, pre)   a statement at the top of each 4-block
  *                           iteration, e.g. an empty asm that gives the register allocator
  *                           the plan that suits the target (power8.c, power10.c)
+ *   V_TRANSPOSE_ADD(a0, a1, a2, a3, row, o)   the 4-block path's rows in one step: o[j]
+ *                           as V_TRANSPOSE makes it plus row, in whatever form V_XOR_OUT4
+ *                           takes (default: V_TRANSPOSE, then V_ADD of row to each). For a
+ *                           target whose transpose ends in permutes that can put the bytes
+ *                           in memory order on the way (z13's vperm does any byte
+ *                           permutation of two vectors), which means adding the row before
+ *                           those permutes: chacha20/vx.c
+ *   V_XOR_OUT4(out, in, off, lo, hi)  V_XOR_OUT for V_TRANSPOSE_ADD's rows (default:
+ *                           V_XOR_OUT)
  *
  * Registers: the 4-block loop keeps the 16 word vectors, the counters, the four input
  * rows and the rotate constants live: 25 vectors on POWER, which fits targets with 32
@@ -112,6 +122,9 @@
 
 /* Four word vectors into the rows of four blocks, plus the input row (the same for all
  * four blocks once transposed; the counter went into its word vector before). */
+#ifdef V_TRANSPOSE_ADD
+#define SIMD128_ROWS(o, a0, a1, a2, a3, row) V_TRANSPOSE_ADD(a0, a1, a2, a3, row, o)
+#else
 #define SIMD128_ROWS(o, a0, a1, a2, a3, row) \
     do {                                    \
         V_TRANSPOSE(a0, a1, a2, a3, o);     \
@@ -120,14 +133,18 @@
         o[2] = V_ADD(o[2], row);            \
         o[3] = V_ADD(o[3], row);            \
     } while (0)
+#endif
+#ifndef V_XOR_OUT4
+#define V_XOR_OUT4 V_XOR_OUT
+#endif
 
 /* Rows off / 16 and off / 16 + 1 of four blocks: 32 bytes at off of each. */
 #define SIMD128_OUT4(off, lo, hi)                              \
     do {                                                       \
-        V_XOR_OUT(out, in, (off), lo[0], hi[0]);               \
-        V_XOR_OUT(out, in, (off) + 64, lo[1], hi[1]);          \
-        V_XOR_OUT(out, in, (off) + 128, lo[2], hi[2]);         \
-        V_XOR_OUT(out, in, (off) + 192, lo[3], hi[3]);         \
+        V_XOR_OUT4(out, in, (off), lo[0], hi[0]);              \
+        V_XOR_OUT4(out, in, (off) + 64, lo[1], hi[1]);         \
+        V_XOR_OUT4(out, in, (off) + 128, lo[2], hi[2]);        \
+        V_XOR_OUT4(out, in, (off) + 192, lo[3], hi[3]);        \
     } while (0)
 
 /* n groups of 4 blocks: out = in ^ keystream(counter, counter + 1, ...). Out of line: one

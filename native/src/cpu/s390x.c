@@ -5,6 +5,7 @@
 #include <sys/auxv.h>
 
 #include "cpu/cpu.h"
+#include "cpu/s390x_cpacf.h"
 
 /* Linux uapi asm/elf.h (glibc bits/hwcap.h). */
 #define S390_HWCAP_STFLE 4UL
@@ -19,11 +20,6 @@
 
 #define FAC_DOUBLEWORDS 3 /* facilities 0..191 */
 
-/* KIMD function codes (PoP, "Message-Security-Assist Extensions"). */
-#define KIMD_QUERY  0
-#define KIMD_SHA256 2
-#define KIMD_SHA512 3
-
 /* STORE FACILITY LIST EXTENDED: GR0 holds the number of doublewords wanted
  * minus one; facility n is bit n counted from the most significant bit. A CPU
  * with a longer list stores only what fits and sets cc 3, which we ignore. */
@@ -37,24 +33,6 @@ static void stfle(uint64_t list[FAC_DOUBLEWORDS])
 static int facility(const uint64_t list[FAC_DOUBLEWORDS], unsigned n)
 {
     return (list[n / 64] >> (63 - n % 64)) & 1;
-}
-
-/* KIMD with function code 0 stores a 128-bit mask of the function codes this
- * CPU implements, MSB first; GR1 addresses it. The instruction is written with
- * .insn so that no -march is needed to assemble it, like Linux's cpacf.h. The
- * second-operand pair (GR2/GR3) is named because the encoding needs an even
- * register, but a query neither reads nor changes it. */
-static void kimd_query(uint8_t mask[16])
-{
-    register unsigned long r0 __asm__("0") = KIMD_QUERY;
-    register unsigned long r1 __asm__("1") = (unsigned long)mask;
-
-    __asm__ volatile(".insn rre,0xb93e0000,0,2" : : "d"(r0), "a"(r1) : "cc", "memory");
-}
-
-static int kimd_function(const uint8_t mask[16], unsigned fc)
-{
-    return (mask[fc / 8] >> (7 - fc % 8)) & 1;
 }
 
 /* A feature needs both the CPU (STFLE) and the kernel (hwcap).
@@ -94,10 +72,10 @@ uint64_t ac_cpu_detect_arch(void)
         uint8_t mask[16] = {0};
 
         f |= AC_CPU_BIT(AC_CPU_MSA);
-        kimd_query(mask);
-        if (kimd_function(mask, KIMD_SHA256))
+        ac_kimd_query(mask);
+        if (ac_kimd_has(mask, AC_KIMD_SHA256))
             f |= AC_CPU_BIT(AC_CPU_KIMD_SHA256);
-        if (kimd_function(mask, KIMD_SHA512))
+        if (ac_kimd_has(mask, AC_KIMD_SHA512))
             f |= AC_CPU_BIT(AC_CPU_KIMD_SHA512);
     }
     return f;

@@ -1,4 +1,5 @@
-/* Poly1305 front: 16-byte buffering over a kernel's block function, and the public one-shot and streaming API (RFC 8439 2.5). */
+/* Poly1305 front: 16-byte buffering over a kernel's block function, the public one-shot API, and the streaming API with the gathering a kernel asks for (RFC 8439 2.5). */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "common.h"
@@ -103,9 +104,16 @@ int archcrypt_poly1305_verify(const uint8_t *tag16, const uint8_t *msg, size_t l
 }
 
 /* The kernel is captured at new(): a thread override that changes later cannot
- * switch a half-absorbed state to a kernel with a different state layout. */
+ * switch a half-absorbed state to a kernel with a different state layout. A kernel
+ * that asks for it (`gather`) gets its input in pieces of that size, the way Go's
+ * s390x MAC buffers 256 bytes for its vector code: short writes are collected in `buf`
+ * and long ones go straight through. */
 struct archcrypt_poly1305_ctx {
     ac_poly1305 p;
+    size_t gather;   /* the kernel's, or 0 */
+    size_t gathered; /* bytes in buf, < gather */
+    size_t high;     /* most bytes buf has held: what final wipes */
+    uint8_t buf[AC_POLY1305_GATHER_MAX];
 };
 
 archcrypt_poly1305_ctx *archcrypt_poly1305_new(const uint8_t *key32)
@@ -119,7 +127,53 @@ archcrypt_poly1305_ctx *archcrypt_poly1305_new(const uint8_t *key32)
     if (ctx == NULL)
         return NULL;
     ac_poly1305_init(&ctx->p, k, key32);
+    ctx->gather = k->gather;
+    ctx->gathered = 0;
+    ctx->high = 0;
     return ctx;
+}
+
+static void gather_into(archcrypt_poly1305_ctx *ctx, const uint8_t *msg, size_t len)
+{
+    memcpy(ctx->buf + ctx->gathered, msg, len);
+    ctx->gathered += len;
+    if (ctx->gathered > ctx->high)
+        ctx->high = ctx->gathered;
+}
+
+static void stream(archcrypt_poly1305_ctx *ctx, const uint8_t *msg, size_t len)
+{
+    const size_t g = ctx->gather;
+
+    if (g == 0) {
+        ac_poly1305_update(&ctx->p, msg, len);
+        return;
+    }
+    if (len == 0)
+        return;
+    if (ctx->gathered + len < g) {
+        gather_into(ctx, msg, len);
+        return;
+    }
+    if (ctx->gathered > 0) {
+        size_t take = g - ctx->gathered;
+
+        gather_into(ctx, msg, take);
+        ac_poly1305_update(&ctx->p, ctx->buf, g);
+        ctx->gathered = 0;
+        msg += take;
+        len -= take;
+    }
+    /* At least a gather's worth left: every whole block now, only the tail waits. */
+    if (len >= g) {
+        size_t bulk = len & ~(size_t)15;
+
+        ac_poly1305_update(&ctx->p, msg, bulk);
+        msg += bulk;
+        len -= bulk;
+    }
+    if (len > 0)
+        gather_into(ctx, msg, len);
 }
 
 int archcrypt_poly1305_update(archcrypt_poly1305_ctx *ctx, const uint8_t *msg, size_t len)
@@ -128,7 +182,7 @@ int archcrypt_poly1305_update(archcrypt_poly1305_ctx *ctx, const uint8_t *msg, s
         return ARCHCRYPT_ERR_INVALID_ARGUMENT;
     if (ctx->p.finished)
         return ARCHCRYPT_ERR_STATE;
-    ac_poly1305_update(&ctx->p, msg, len);
+    stream(ctx, msg, len);
     return ARCHCRYPT_OK;
 }
 
@@ -138,7 +192,11 @@ int archcrypt_poly1305_final(archcrypt_poly1305_ctx *ctx, uint8_t *tag16)
         return ARCHCRYPT_ERR_INVALID_ARGUMENT;
     if (ctx->p.finished)
         return ARCHCRYPT_ERR_STATE;
+    if (ctx->gathered > 0)
+        ac_poly1305_update(&ctx->p, ctx->buf, ctx->gathered);
     ac_poly1305_final(&ctx->p, tag16);
+    ac_wipe(ctx->buf, ctx->high);
+    ctx->gathered = ctx->high = 0;
     return ARCHCRYPT_OK;
 }
 
@@ -146,6 +204,7 @@ void archcrypt_poly1305_free(archcrypt_poly1305_ctx *ctx)
 {
     if (ctx == NULL)
         return;
-    ac_wipe(ctx, sizeof *ctx);
+    ac_wipe(ctx->buf, ctx->high);
+    ac_wipe(ctx, offsetof(archcrypt_poly1305_ctx, buf));
     free(ctx);
 }

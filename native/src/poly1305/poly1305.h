@@ -27,7 +27,14 @@ typedef struct poly1305_kernel {
      * memset was a quarter of a 64-byte MAC). poly1305/kat.c checks every row's
      * answer against the bytes it really wrote. */
     size_t (*used)(const poly1305_state *st);
+    /* Streaming (archcrypt_poly1305_update): bytes the front gathers before it calls
+     * blocks, a multiple of 16 up to AC_POLY1305_GATHER_MAX; 0 for none (whole blocks go
+     * to blocks as they come). For a kernel whose calls have a fixed cost that a stream
+     * of short writes would pay again and again (poly1305/vx.c: the vector set-up). */
+    size_t gather;
 } poly1305_kernel;
+
+#define AC_POLY1305_GATHER_MAX 2048
 
 /* One kernel per row of poly1305/rows.h, defined by poly1305/<slug>.c. */
 #define AC_ROW_MIN_LEN(slug, requires, min_len) extern const poly1305_kernel archcrypt_poly1305_##slug;

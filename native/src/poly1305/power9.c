@@ -41,13 +41,6 @@ static_assert(P64_VEC_OFFSET + sizeof(p9_powers) <= sizeof(((poly1305_state *)0)
               "POWER9 powers must fit in poly1305_state");
 static_assert(P64_VEC_OFFSET % 16 == 0, "POWER9 powers are loaded as aligned vectors");
 
-static void split44(uint64_t out[3], const uint64_t x[3])
-{
-    out[0] = x[0] & M44;
-    out[1] = ((x[0] >> 44) | (x[1] << 20)) & M44;
-    out[2] = (x[1] >> 24) | (x[2] << 40);
-}
-
 /* r^1..r^4 by the scalar path (h = h r on a zero block without pad bit), left
  * partially reduced (h2 <= 4: p2 < 2^42.4, see the bounds below), then the products'
  * operand pairs. Once per key: once per AEAD message that reaches the vector path. */
@@ -69,7 +62,7 @@ static void compute_powers(poly1305_state *st)
         pw[k][2] = h[2];
     }
     for (int k = 0; k < 4; k++) {
-        split44(l[k], pw[3 - k]); /* slot k: r^(4 - k) */
+        p64_split44(l[k], pw[3 - k]); /* slot k: r^(4 - k) */
         t.b[k][0][0] = l[k][0];
         t.b[k][0][1] = 20 * l[k][2];
         t.b[k][1][0] = l[k][1];
@@ -148,7 +141,7 @@ static __attribute__((noinline)) void vec_blocks(const poly1305_state *st, uint6
     uint64_t l[3];
     u64x2 h01, h2v;
 
-    split44(l, h);
+    p64_split44(l, h);
     h01 = (u64x2){l[0], l[1]};
     h2v = (u64x2){l[2], 0};
 
@@ -193,12 +186,7 @@ static __attribute__((noinline)) void vec_blocks(const poly1305_state *st, uint6
 #undef C
 
     /* Back to radix 2^64: below 2^44 + 2^88.01 + 2^130, folded to h2 <= 4. */
-    p64_u128 v = (p64_u128)h01[0] + ((p64_u128)h01[1] << 44);
-    h[0] = (uint64_t)v;
-    v = (v >> 64) + ((p64_u128)h2v[0] << 24);
-    h[1] = (uint64_t)v;
-    h[2] = (uint64_t)(v >> 64);
-    p64_fold(h);
+    p64_join44(h, h01[0], h01[1], h2v[0]);
 }
 
 static void poly1305_power9_init(poly1305_state *st, const uint8_t key[32])

@@ -175,6 +175,27 @@ static inline void p64_fold(uint64_t h[3])
     h[2] += k;
 }
 
+/* Radix 2^44, three limbs, for the vector kernels that multiply 64x64 (power9.c, vxe.c):
+ * h < 2^131 (h2 <= 4) to x0, x1 < 2^44 and x2 < 2^43, and back from limbs below 2^44 +
+ * 2^8 (x2 below 2^42.4), summed (x1 may overlap x2 by a bit) and folded to h2 <= 4. */
+static inline void p64_split44(uint64_t out[3], const uint64_t x[3])
+{
+    out[0] = x[0] & 0xfffffffffffu;
+    out[1] = ((x[0] >> 44) | (x[1] << 20)) & 0xfffffffffffu;
+    out[2] = (x[1] >> 24) | (x[2] << 40);
+}
+
+static inline void p64_join44(uint64_t h[3], uint64_t x0, uint64_t x1, uint64_t x2)
+{
+    p64_u128 v = (p64_u128)x0 + ((p64_u128)x1 << 44);
+
+    h[0] = (uint64_t)v;
+    v = (v >> 64) + ((p64_u128)x2 << 24);
+    h[1] = (uint64_t)v;
+    h[2] = (uint64_t)(v >> 64);
+    p64_fold(h);
+}
+
 /* h mod p, canonical (h2 <= 3), from h2 <= 4 (h < 2^131). After one fold
  * h < 2^130 + 2^64 < 2p, so one conditional subtraction is enough: g = h + 5
  * reaches 2^130 exactly when h >= p (r = 2, m = ff..ff lands here, donna #2), and

@@ -8,4 +8,8 @@ AC_ROW(sha_ni, "sha_ni,sse4_1,ssse3")
 AC_ROW(avx2, "avx2,bmi2")
 AC_ROW(power8, "vsx,arch_2_07,vec_crypto")
 AC_ROW(armv8_crypto, "asimd,aes,pmull,sha2")
+/* cpacf: KIMD where the query reports SHA-256 (not under qemu 7.2); vx: software with
+ * a vector schedule. */
+AC_ROW(cpacf, "msa,kimd_sha256")
+AC_ROW(vx, "vx")
 AC_ROW(portable, "")

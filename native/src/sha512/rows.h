@@ -6,4 +6,6 @@ AC_ROW(power8, "vsx,arch_2_07,vec_crypto")
 /* armv8_sha512: the SHA512 instructions (max); neon: scalar rounds, vector schedule. */
 AC_ROW(armv8_sha512, "asimd,aes,pmull,sha2,sha3,sha512")
 AC_ROW(neon, "asimd")
+AC_ROW(cpacf, "msa,kimd_sha512")
+AC_ROW(vx, "vx")
 AC_ROW(portable, "")
