@@ -27,6 +27,7 @@ debian_packages=(
     postgresql
     buildah podman runc containernetworking-plugins
     wrk
+    clang libclang-rt-14-dev valgrind
 )
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -240,7 +240,8 @@ class Foreign:
         tree = self.tree()
         lib = tree / "usr" / "libexec" / "valgrind"
         return ["env", f"VALGRIND_LAUNCHER={tree}/usr/bin/valgrind", f"VALGRIND_LIB={lib}",
-                self.qemu, "-cpu", cpu, "-L", str(tree), str(lib / f"memcheck-{self.valgrind_arch}-linux")]
+                self.qemu, "-cpu", cpu, "-L", str(tree),
+                str(lib / f"memcheck-{self.valgrind_arch}-linux")]
 
     def native(self, cpu: str) -> list[str]:
         """The same CPU without valgrind."""
@@ -249,7 +250,8 @@ class Foreign:
 
 # One model per arch that offers every row of that arch (the self-tests cover the rungs).
 FOREIGN = {
-    "arm64": Foreign("arm64", "arm64", "aarch64-linux-gnu", "qemu-aarch64-static", "arm64", ("max",)),
+    "arm64": Foreign("arm64", "arm64", "aarch64-linux-gnu", "qemu-aarch64-static", "arm64",
+                     ("max",)),
     "ppc64le": Foreign("ppc64le", "ppc64el", "powerpc64le-linux-gnu", "qemu-ppc64le-static",
                        "ppc64le", ("power10",)),
     "s390x": Foreign("s390x", "s390x", "s390x-linux-gnu", "qemu-s390x-static", "s390x", ("max",)),

@@ -40,7 +40,7 @@ import httpx
 
 from tests.service.helpers import reference_seal
 
-from .soak import Server, b64, serve
+from .soak import b64, serve
 
 KEY = bytes(range(32))
 NONCE = bytes(range(100, 112))
@@ -376,11 +376,13 @@ def corrupted_row(directory: Path) -> Outcome:
         log = server.log.read_text(errors="replace")
     good_ok = [r for n, r in zip(("good-a", "good-b"), good, strict=True)
                if r.status_code == 200 and r.json()["plaintext"] == b64(n.encode())]
-    listed = {k["name"] for k in listing.json().get("keys", [])} if listing.status_code == 200 else set()
+    listed = ({k["name"] for k in listing.json().get("keys", [])}
+              if listing.status_code == 200 else set())
     detail = bad_open.json().get("detail", "") if bad_open.headers.get(
         "content-type", "").startswith("application/problem+json") else bad_open.text[:200]
     out.figures = {
-        "damaged key open": f"{bad_open.status_code} {bad_open.json().get('type', '').rsplit('/', 1)[-1]}"
+        "damaged key open":
+        f"{bad_open.status_code} {bad_open.json().get('type', '').rsplit('/', 1)[-1]}"
         if bad_open.headers.get("content-type", "").startswith("application/problem+json")
         else bad_open.status_code,
         "damaged key seal": bad_seal.status_code, "damaged key metadata": bad_meta.status_code,

@@ -330,9 +330,7 @@ def key_material(server: Server, name: str, version: int = 1) -> bytes:
     test suite's own unwrap (tests/service/test_keys.py), not by the service."""
     import sqlite3
 
-    from tests.service.test_keys import unwrap
-
-    from tests.service.test_keys import read_keks
+    from tests.service.test_keys import read_keks, unwrap
 
     with sqlite3.connect(server.data_dir / "keys.sqlite3") as db:
         row = db.execute(
@@ -467,7 +465,9 @@ class SoakResult:
 
     @property
     def rss_growth(self) -> float:
-        return (self.rss_end_mib - self.rss_start_mib) / self.rss_start_mib if self.rss_start_mib else 0.0
+        if not self.rss_start_mib:
+            return 0.0
+        return (self.rss_end_mib - self.rss_start_mib) / self.rss_start_mib
 
     @property
     def ok(self) -> bool:
@@ -509,10 +509,11 @@ def run(seconds: float, directory: Path | None = None, connections: int = 16,
         material = key_material(server, named["aead"])
         stop = threading.Event()
         stats = SamplerStats()
-        sampler_thread = threading.Thread(target=sampler, args=(server, named, material, stop, stats),
-                                          daemon=True)
+        sampler_thread = threading.Thread(target=sampler, daemon=True,
+                                          args=(server, named, material, stop, stats))
         say(f"soak: {len(rotation)} requests over {result.routes} routes, {connections} "
-            f"connections, {seconds:.0f} s (warm-up {warmup:.0f} s), server pid {server.process.pid}")
+            f"connections, {seconds:.0f} s (warm-up {warmup:.0f} s), "
+            f"server pid {server.process.pid}")
         load = subprocess.Popen(
             [wrk, "-t", "1", "-c", str(connections), "-d", f"{int(seconds)}s", "--timeout", "10s",
              "--latency", "-s", str(LUA), server.base_url, "--", str(cases_file)],

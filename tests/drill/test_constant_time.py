@@ -41,7 +41,8 @@ def test_no_secret_dependent_branch_or_address(results: list[ct.RowResult], tabl
     for r in results:
         if r.table != table or r.exception:
             continue
-        assert r.answers_ok, f"{r.table}/{r.row} gave wrong answers under valgrind:\n{r.log[-3000:]}"
+        assert r.answers_ok, (
+            f"{r.table}/{r.row} gave wrong answers under valgrind:\n{r.log[-3000:]}")
         assert not r.findings, f"{r.table}/{r.row}:\n" + "\n".join(
             f"{n} x {label}" for label, n in ct.summarize(r.findings)
         )
