@@ -19,12 +19,24 @@ from . import ct
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> list[ct.RowResult]:
+def binary() -> Path:
     if shutil.which("valgrind") is None:
         pytest.fail("valgrind is not installed (scripts/setup.sh installs it when run as root)")
-    binary = ct.build()
-    rows = ct.list_rows(ct.valgrind(), binary)
-    return ct.run_all(rows, binary, tmp_path_factory.mktemp("ctgrind"), jobs=2)
+    return ct.build()
+
+
+@pytest.fixture(scope="module")
+def under_valgrind(binary: Path) -> list[tuple[str, str]]:
+    return ct.list_rows(ct.valgrind(), binary)
+
+
+@pytest.fixture(scope="module")
+def results(binary: Path, under_valgrind: list[tuple[str, str]],
+            tmp_path_factory: pytest.TempPathFactory) -> list[ct.RowResult]:
+    # the rows over two valgrind processes (a start-up per row would cost more than the
+    # checks), each finding under the row whose marker precedes it
+    return ct.run_all(under_valgrind, binary, tmp_path_factory.mktemp("ctgrind"), jobs=2,
+                      batched=True)
 
 
 def test_every_row_valgrind_runs_is_checked(results: list[ct.RowResult]) -> None:
@@ -59,12 +71,12 @@ def test_the_portable_camellia_lookups_are_found(results: list[ct.RowResult]) ->
     assert all("client request" in f.origin for f in portable.findings), portable.findings[:3]
 
 
-def test_hidden_from_valgrind_rows_are_listed(tmp_path: Path) -> None:
+def test_hidden_from_valgrind_rows_are_listed(binary: Path,
+                                              under_valgrind: list[tuple[str, str]]) -> None:
     """Rows this CPU runs that valgrind's CPUID hides (SHA-NI, VAES, AVX-512, GFNI on
     valgrind 3.19) are reported as not covered, never silently skipped."""
-    binary = ct.build()
     native = set(ct.list_rows([], binary))
-    under = set(ct.list_rows(ct.valgrind(), binary))
+    under = set(under_valgrind)
     assert under <= native
     hidden = native - under
     features = set(subprocess.run([str(binary), "--list"], capture_output=True, text=True,

@@ -17,7 +17,8 @@ import pytest
 
 from . import fuzzing
 
-SECONDS = 20
+SECONDS = 8        # of PRNG inputs under ASan: thousands of runs, every row many times
+BROKEN_SECONDS = 30  # a bound: the broken build fails within its first inputs
 # The break variant tests/cross/test_emulated_avx512.py builds (its build is reused).
 BROKEN = "MADD52HI ROL_EPI32 GF2P8AFFINEINV ROR_EPI64"
 BROKEN_ROWS = {"poly1305": "avx512ifma", "chacha20": "avx512", "camellia": "gfni_avx512",
@@ -41,7 +42,7 @@ def test_every_runnable_row_agrees_with_portable_under_asan(emulated: bool) -> N
     log = proc.stdout[-3000:] + proc.stderr[-6000:]
     assert proc.returncode == 0, log
     runs = int(re.search(r"Done (\d+) runs", proc.stdout).group(1))  # type: ignore[union-attr]
-    assert runs >= 200, log
+    assert runs >= 100, log  # ~300 in 8 s on the shared 2-core machine
     banner = next(ln for ln in proc.stderr.splitlines() if "runnable rows:" in ln)
     rows = _rows(banner)
     # The fuzzer saw the rows the library offers here, the emulated AVX-512 ones included.
@@ -59,8 +60,9 @@ def test_a_broken_kernel_is_found(emulated: bool) -> None:
     if not emulated:
         pytest.skip("this CPU has AVX-512: the emulated break variant is not the rows it runs")
     binary = fuzzing.build_standalone(emulated=True, asan=False, break_=BROKEN)
-    proc = subprocess.run([str(binary), f"-max_total_time={SECONDS}", "-seed=17"],
-                          capture_output=True, text=True, timeout=SECONDS + 300, check=False)
+    proc = subprocess.run([str(binary), f"-max_total_time={BROKEN_SECONDS}", "-seed=17"],
+                          capture_output=True, text=True, timeout=BROKEN_SECONDS + 300,
+                          check=False)
     assert proc.returncode != 0, f"broken {BROKEN} not found:\n{proc.stderr[-3000:]}"
     failure = next((ln for ln in proc.stderr.splitlines()
                     if ln.startswith("fuzz-api: ") and "runnable rows" not in ln), "")

@@ -4,7 +4,7 @@
  * Outputs are declassified (marked defined) only after the call, and compared with the
  * portable row's answer, so each run is also known to have done the work.
  *
- *   valgrind --tool=memcheck ctgrind <table> <row>     one dispatch row (tests/ct/run.py)
+ *   valgrind --tool=memcheck ctgrind <table> <row>...  dispatch rows (tests/drill/ct.py)
  *   ctgrind --list                                     the rows runnable here, "table row"
  *
  * Built with ARCHCRYPT_CTGRIND (src/common.h: AC_DECLASSIFY), which tells memcheck that
@@ -288,30 +288,17 @@ static void ct_camellia(const char *impl)
 
 /* ---- driver --------------------------------------------------------------------------- */
 
-int main(int argc, char **argv)
+/* One row: its answers checked against portable's, each finding after the row's marker in
+ * memcheck's report (a <clientmsg> in the XML), so that several rows share one valgrind
+ * start-up (seconds each) and their findings are still told apart. Valgrind reports an
+ * error once per stack: a finding in code two rows share is under the first of them. */
+static int check_row(const char *alg, const char *impl)
 {
-    if (archcrypt_init() != ARCHCRYPT_OK) {
-        fprintf(stderr, "ctgrind: archcrypt_init: %s\n", archcrypt_last_error());
-        return 2;
-    }
-    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
-        /* What the CPU offers as seen from here (under valgrind: what valgrind presents). */
-        printf("# %s cpu features:", archcrypt_arch());
-        for (size_t i = 0; i < archcrypt_cpu_feature_count(); i++)
-            if (archcrypt_cpu_feature_state(i) == 1)
-                printf(" %s", archcrypt_cpu_feature_name(i));
-        printf("\n");
-        for (size_t a = 0; a < archcrypt_algorithm_count(); a++)
-            for (size_t r = 0; r < archcrypt_implementation_count(a); r++)
-                if (archcrypt_implementation_runnable(a, r))
-                    printf("%s %s\n", archcrypt_algorithm_name(a), archcrypt_implementation_name(a, r));
-        return 0;
-    }
-    if (argc != 3) {
-        fprintf(stderr, "usage: ctgrind --list | ctgrind <table> <row>\n");
-        return 2;
-    }
-    const char *alg = argv[1], *impl = argv[2];
+    failures = 0;
+    VALGRIND_PRINTF("ctgrind-row %s %s\n", alg, impl);
+    /* Every table back to the process choice: the previous row's selections end here. */
+    for (size_t a = 0; a < archcrypt_algorithm_count(); a++)
+        use(archcrypt_algorithm_name(a), NULL);
     /* Refuse a row this CPU (as valgrind presents it) cannot run, rather than test another. */
     use(alg, impl);
     use(alg, NULL);
@@ -332,5 +319,39 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("ctgrind %s/%s: %s\n", alg, impl, failures ? "WRONG ANSWERS" : "answers ok");
+    fflush(stdout);
     return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (archcrypt_init() != ARCHCRYPT_OK) {
+        fprintf(stderr, "ctgrind: archcrypt_init: %s\n", archcrypt_last_error());
+        return 2;
+    }
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        /* What the CPU offers as seen from here (under valgrind: what valgrind presents). */
+        printf("# %s cpu features:", archcrypt_arch());
+        for (size_t i = 0; i < archcrypt_cpu_feature_count(); i++)
+            if (archcrypt_cpu_feature_state(i) == 1)
+                printf(" %s", archcrypt_cpu_feature_name(i));
+        printf("\n");
+        for (size_t a = 0; a < archcrypt_algorithm_count(); a++)
+            for (size_t r = 0; r < archcrypt_implementation_count(a); r++)
+                if (archcrypt_implementation_runnable(a, r))
+                    printf("%s %s\n", archcrypt_algorithm_name(a), archcrypt_implementation_name(a, r));
+        return 0;
+    }
+    if (argc < 3 || argc % 2 == 0) {
+        fprintf(stderr, "usage: ctgrind --list | ctgrind <table> <row> [<table> <row>...]\n");
+        return 2;
+    }
+    int status = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        int rc = check_row(argv[i], argv[i + 1]);
+        if (rc == 2)
+            return 2;
+        status |= rc;
+    }
+    return status;
 }
