@@ -342,10 +342,10 @@ def render_console(sections: list[Section]) -> None:
         out.print(Text(f"  command: {s.command}\n"))
 
 
-def render_markdown(sections: list[Section], started: str) -> str:
-    lines = [f"Last run: {started}, {platform.node() or 'host'} "
-             f"({platform.machine()}, {os.cpu_count()} CPUs); "
-             f"commit {_revision()}; `make drill` (sections below say their own command).", ""]
+def render_markdown(sections: list[Section], started: str, command: str, tree: str) -> str:
+    lines = [f"Last run: {started} on {platform.node() or 'a host'} ({platform.machine()}, "
+             f"{os.cpu_count()} CPUs), tree {tree}, `{command}` (each section says "
+             "the command that runs it alone).", ""]
     for s in sections:
         lines += [f"### {s.title}: {verdict(s.ok)}", "", f"`{s.command}` ({s.seconds:.0f} s)", "",
                   "| " + " | ".join(s.columns) + " |", "|" + "---|" * len(s.columns)]
@@ -363,7 +363,9 @@ def render_markdown(sections: list[Section], started: str) -> str:
 def _revision() -> str:
     done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
                           capture_output=True, text=True, check=False)
-    return done.stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "-uno"],
+                           capture_output=True, text=True, check=False).stdout.strip()
+    return (done.stdout.strip() or "unknown") + (" with local changes" if dirty else "")
 
 
 def write_into(path: Path, text: str) -> None:
@@ -404,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
                    fuzz_seconds=args.fuzz_seconds or (30 if args.quick else 300),
                    examples=args.examples or (50 if args.quick else 500))
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    tree = _revision()  # as the run starts: what was measured
     say(f"drill: {', '.join(chosen)}; work in {work}")
     sections = []
     for name in DRILLS:
@@ -420,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
         sections.append(section)
     render_console(sections)
     if args.write:
-        write_into(args.write, render_markdown(sections, started))
+        command = " ".join(["python -m tests.drill", *(sys.argv[1:] if argv is None else argv)])
+        write_into(args.write, render_markdown(sections, started, command, tree))
         say(f"drill: figures written into {args.write}")
     if args.json:
         args.json.write_text(json.dumps([s.__dict__ for s in sections], indent=1))
