@@ -2,7 +2,7 @@
  * lengths, alignments, in-place, split points and counters taken from the fuzzer's input.
  *
  * One libFuzzer target (LLVMFuzzerTestOneInput) for all algorithms; built with clang,
- * -fsanitize=fuzzer,address,undefined by `make -C native fuzz` (tests/fuzz/README.md).
+ * -fsanitize=fuzzer,address,undefined by `make -C native fuzz` (RELIABILITY.md).
  * tests/fuzz/standalone.c drives the same function from a PRNG where libFuzzer is not at
  * hand (gcc builds: the AVX-512 emulation, foreign architectures under qemu-user).
  *
