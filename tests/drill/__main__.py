@@ -19,6 +19,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -369,14 +370,13 @@ def _revision() -> str:
 
 
 def write_into(path: Path, text: str) -> None:
-    """Replace what lies between the drill markers of `path`, the rest kept as it is; a
-    file without them gets them at its end."""
+    """Replace what lies between the drill markers of `path`, each a line of its own (the
+    prose may name them), the rest kept as it is; a file without them gets them at its end."""
     doc = path.read_text() if path.exists() else ""
-    if BEGIN not in doc or END not in doc.split(BEGIN, 1)[1]:
+    marked = re.compile(rf"^{re.escape(BEGIN)}$.*?^{re.escape(END)}$", re.M | re.S)
+    if not marked.search(doc):
         doc = f"{doc.rstrip()}\n\n{BEGIN}\n{END}\n".lstrip()
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+    path.write_text(marked.sub(lambda _: f"{BEGIN}\n{text}\n{END}", doc, count=1))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -95,7 +95,10 @@ def run(binary: Path, seconds: float, corpus: Path, artifacts: Path, seed: int =
     ]
     start = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                          timeout=seconds + 600, env={**os.environ, "FUZZ_API_QUIET": ""})
+                          timeout=seconds + 600,
+                          # the harness's "runnable rows" banner is wanted (set, even
+                          # empty, the variable silences it)
+                          env={k: v for k, v in os.environ.items() if k != "FUZZ_API_QUIET"})
     result = FuzzResult(binary, seconds, returncode=proc.returncode, log=proc.stderr,
                         wall=time.monotonic() - start)
     text = proc.stderr + proc.stdout

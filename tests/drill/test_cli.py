@@ -50,8 +50,9 @@ def test_a_failed_or_broken_drill_exits_1_and_is_named(
     drills: dict[str, list[cli.Options]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     doc = tmp_path / "RELIABILITY.md"
-    doc.write_text(f"# Reliability\n\nprose before\n\n{cli.BEGIN}\nold figures\n{cli.END}\n"
-                   "\nprose after\n")
+    # the prose names the markers; only the lines that are markers count
+    doc.write_text(f"# Reliability\n\nprose before, between `{cli.BEGIN}` and `{cli.END}`\n\n"
+                   f"{cli.BEGIN}\nold figures\n{cli.END}\n\nprose after\n")
     figures = tmp_path / "drill.json"
     status = cli.main(["--quick", "--workdir", str(tmp_path), "--write", str(doc),
                        "--json", str(figures)])
@@ -63,7 +64,8 @@ def test_a_failed_or_broken_drill_exits_1_and_is_named(
     assert "the harness did not build" in out  # the drill that raised: its table says why
     assert "FAILED: Failing drill; schema" in err
     written = doc.read_text()
-    assert written.startswith("# Reliability\n\nprose before\n\n")
+    assert written.startswith(
+        f"# Reliability\n\nprose before, between `{cli.BEGIN}` and `{cli.END}`\n\n{cli.BEGIN}\n")
     assert written.endswith("prose after\n")
     assert "old figures" not in written
     assert "### Passing drill: pass" in written and "### Failing drill: FAIL" in written
