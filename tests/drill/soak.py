@@ -448,8 +448,8 @@ class SoakResult:
     checked_answers: int = 0
     sampler_checked: int = 0
     sampler_errors: int = 0
-    rss_start_mib: float = 0.0     # median of 10 samples after the warm-up
-    rss_end_mib: float = 0.0       # median of the last 10
+    rss_start_mib: float = 0.0     # median of 10 samples after the warm-up (5 of 10..19)
+    rss_end_mib: float = 0.0       # median of the last 10 (5)
     rss_peak_mib: float = 0.0
     fds_min: int = 0
     fds_max: int = 0
@@ -555,9 +555,11 @@ def run(seconds: float, directory: Path | None = None, connections: int = 16,
     result.sampler_checked, result.sampler_errors = stats.checked, stats.failed
     result.problem = result.problem or figures["problem"] or stats.first_problem
     after = [s for s in result.samples if s.t >= warmup]
-    if len(after) >= 20:
-        result.rss_start_mib = statistics.median(s.rss for s in after[:10]) / 2**20
-        result.rss_end_mib = statistics.median(s.rss for s in after[-10:]) / 2**20
+    if len(after) >= 10:
+        # ten samples at each end, or half of a short run's each (the suite's 20 s)
+        n = min(10, len(after) // 2)
+        result.rss_start_mib = statistics.median(s.rss for s in after[:n]) / 2**20
+        result.rss_end_mib = statistics.median(s.rss for s in after[-n:]) / 2**20
         result.rss_peak_mib = max(s.rss for s in after) / 2**20
         result.fds_min, result.fds_max = min(s.fds for s in after), max(s.fds for s in after)
         result.threads_max = max(s.threads for s in after)

@@ -97,7 +97,7 @@ def test_a_wrong_answer_in_the_soak_fails_the_drill(
     counted too, and the drill exits 1 with it in its table (main(), as `python -m
     tests.drill soak --tamper` calls it)."""
     figures = tmp_path / "drill.json"
-    status = cli.main(["soak", "--soak-seconds", "4", "--tamper", "--workdir", str(tmp_path),
+    status = cli.main(["soak", "--soak-seconds", "2", "--tamper", "--workdir", str(tmp_path),
                        "--json", str(figures)])
     out, err = capsys.readouterr()
     assert status == 1, out[-3000:] + err[-3000:]
