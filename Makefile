@@ -88,3 +88,19 @@ clean:
 BENCH_SERVICE_ARGS ?=
 bench-service: setup
 	$(PY) bench/service/run.py --write BENCHMARKS.md --command 'make bench-service' $(BENCH_SERVICE_ARGS)
+
+# The reliability drills (RELIABILITY.md): native fuzzing, constant time, schema fuzzing,
+# faults, then a 10-minute soak, with progress and the figures as tables (~40 min; the
+# suite runs their short forms, tests/drill). drill-md also rewrites RELIABILITY.md's
+# figures. DRILL_ARGS e.g. '--quick', 'ct faults', '--fuzz-seconds 600'.
+DRILL_ARGS   ?=
+SOAK_SECONDS ?= 600
+.PHONY: drill drill-md soak
+drill: setup
+	$(PY) -m tests.drill $(DRILL_ARGS)
+
+drill-md: setup
+	$(PY) -m tests.drill --write RELIABILITY.md $(DRILL_ARGS)
+
+soak: setup
+	$(PY) -m tests.drill soak --soak-seconds $(SOAK_SECONDS)

@@ -29,6 +29,7 @@ debian_packages=(
     buildah podman runc containernetworking-plugins
     wrk
     gdb
+    clang libclang-rt-14-dev valgrind
 )
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "archcrypt.h"
+#include "testutil.h"
 
 static unsigned long checks_passed, checks_failed;
 static int quiet;
@@ -32,10 +33,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 
 static uint64_t rng_next(void)
 {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
+    return splitmix64(&rng_state);
 }
 
 static void rng_fill(uint8_t *p, size_t n)
@@ -44,37 +42,8 @@ static void rng_fill(uint8_t *p, size_t n)
         p[i] = (uint8_t)(rng_next() >> 56);
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
-/* Select an implementation for this thread; "portable" rows exist for every table but
- * the AEAD, whose reference is the composition of the portable parts. */
-static void use(const char *alg, const char *impl)
-{
-    int rc = archcrypt_use_on_this_thread(alg, impl);
-    if (rc != ARCHCRYPT_OK) {
-        fprintf(stderr, "cannot select %s/%s: %s\n", alg, impl ? impl : "(auto)",
-                archcrypt_last_error());
-        exit(2);
-    }
-}
-
-static void use_reference(void)
-{
-    use("chacha20", "portable");
-    use("poly1305", "portable");
-    use("chacha20-poly1305", "composed");
-    use("sha256", "portable");
-    use("sha512", "portable");
-    use("camellia", "portable");
-}
+/* Select an implementation for this thread (testutil.h). */
+#define use use_row
 
 static void use_auto(void)
 {

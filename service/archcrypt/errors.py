@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
+from starlette.routing import Match
 
 from . import crypto
 from .audit import audit_record
@@ -154,9 +155,30 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     if exc.status_code == 404:
         detail = "No resource at this path."
     elif exc.status_code == 405:
-        allowed = (exc.headers or {}).get("Allow", "")
+        allowed = _allowed_methods(request) or (exc.headers or {}).get("Allow", "")
         detail = f"{request.method} is not allowed here; allowed: {allowed}."
+        return problem_response(request, problem, detail, headers={**(exc.headers or {}),
+                                                                   "Allow": allowed})
     return problem_response(request, problem, detail, headers=exc.headers)
+
+
+_METHODS: Final = ("DELETE", "GET", "PATCH", "POST", "PUT")
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route takes at this path. Starlette's 405 names only the first
+    route whose path matched (GET /v1/keys and POST /v1/keys are two routes), and RFC 9110
+    section 15.5.6 asks for the resource's whole set; each method is asked of the routes as
+    routing would ask it (BaseRoute.matches), so included routers answer for their own."""
+    routes = getattr(request.app, "routes", ())
+    allowed = {
+        method for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL
+               for route in routes)
+    }
+    if "GET" in allowed:
+        allowed.add("HEAD")  # answered as GET without a body (guard.py)
+    return ", ".join(sorted(allowed))
 
 
 async def _validation_exception(request: Request, exc: Exception) -> Response:

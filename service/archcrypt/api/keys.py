@@ -132,6 +132,17 @@ def problem_of(exc: BaseException) -> tuple[ProblemType, str, str] | None:
             )
         case crypto.InvalidInputError():
             return VALIDATION_FAILED, str(exc), "invalid_input"
+        case key_errors.KeyUnavailableError(name=str() as name):
+            # One key, not the store: say which (the client named it) and that the cause is
+            # logged; another instance may hold its KEK, so 503 with Retry-After still fits.
+            logger.error("key store: %s", exc)
+            return (
+                KEYSTORE_UNAVAILABLE,
+                f"The stored material of key {name!r} cannot be unwrapped on this instance "
+                "(its row was altered or damaged, or it is wrapped under a KEK this instance "
+                "does not hold); the cause is in the server log. Other keys are unaffected.",
+                "error",
+            )
         case key_errors.StoreError() | key_errors.KeyUnavailableError():
             # The cause goes to the log; the client learns only that it may retry.
             logger.error("key store: %s", exc)

@@ -53,4 +53,9 @@ class NonceBudgetExhaustedError(Exception):
 
 
 class KeyUnavailableError(Exception):
-    """The stored material cannot be unwrapped here (a KEK this instance does not hold)."""
+    """The stored material cannot be unwrapped here: a KEK this instance does not hold, or a
+    wrapped blob that does not authenticate (the row was altered or damaged)."""
+
+    def __init__(self, message: str, name: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name

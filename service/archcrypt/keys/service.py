@@ -203,7 +203,7 @@ class KeyService:
                 for v in record.versions
             }
         except KekError as exc:
-            raise KeyUnavailableError(str(exc)) from None
+            raise KeyUnavailableError(str(exc), name=record.name) from None
         return LoadedKey(
             record.name,
             key_type,
