@@ -157,8 +157,9 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     elif exc.status_code == 405:
         allowed = _allowed_methods(request) or (exc.headers or {}).get("Allow", "")
         detail = f"{request.method} is not allowed here; allowed: {allowed}."
-        return problem_response(request, problem, detail, headers={**(exc.headers or {}),
-                                                                   "Allow": allowed})
+        return problem_response(
+            request, problem, detail, headers={**(exc.headers or {}), "Allow": allowed}
+        )
     return problem_response(request, problem, detail, headers=exc.headers)
 
 
@@ -172,9 +173,11 @@ def _allowed_methods(request: Request) -> str:
     routing would ask it (BaseRoute.matches), so included routers answer for their own."""
     routes = getattr(request.app, "routes", ())
     allowed = {
-        method for method in _METHODS
-        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL
-               for route in routes)
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes
+        )
     }
     if "GET" in allowed:
         allowed.add("HEAD")  # answered as GET without a body (guard.py)

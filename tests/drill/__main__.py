@@ -56,8 +56,16 @@ class Section:
     seconds: float = 0.0
 
     def add(self, *cells: Any) -> None:
-        self.rows.append([c if isinstance(c, str) else json.dumps(c) if isinstance(c, (dict, list))
-                          else str(c) for c in cells])
+        self.rows.append(
+            [
+                c
+                if isinstance(c, str)
+                else json.dumps(c)
+                if isinstance(c, (dict, list))
+                else str(c)
+                for c in cells
+            ]
+        )
 
 
 def verdict(ok: bool) -> str:
@@ -72,18 +80,27 @@ def drill_fuzz(seconds: float, work: Path, quick: bool = False) -> Section:
     section = Section(
         "Native fuzzing (libFuzzer + ASan + UBSan; every runnable row against portable)",
         f"python -m tests.drill fuzz --fuzz-seconds {seconds:.0f}",
-        ["build", "rows", "seconds", "runs", "runs/s", "edges", "corpus", "result"])
-    say("fuzz: building the libFuzzer harness"
-        + (" (AVX-512 rows on the emulation)" if emulated else ""))
+        ["build", "rows", "seconds", "runs", "runs/s", "edges", "corpus", "result"],
+    )
+    say(
+        "fuzz: building the libFuzzer harness"
+        + (" (AVX-512 rows on the emulation)" if emulated else "")
+    )
     binary = fuzzing.build(emulated)
     say(f"fuzz: {seconds:.0f} s of libFuzzer")
     corpus = ROOT / "native" / "build" / "fuzz-corpus" / ("emu512" if emulated else "host")
     result = fuzzing.run(binary, seconds, corpus, work / "fuzz-artifacts")
     rows = result.rows.split("runnable rows:", 1)[-1].strip()
-    section.add(f"clang libFuzzer{', emulated AVX-512' if emulated else ''}", rows,
-                f"{result.wall:.0f}", result.runs, f"{result.execs_per_second:.0f}",
-                result.coverage, result.corpus,
-                verdict(result.ok) + (f": {result.failure}" if result.failure else ""))
+    section.add(
+        f"clang libFuzzer{', emulated AVX-512' if emulated else ''}",
+        rows,
+        f"{result.wall:.0f}",
+        result.runs,
+        f"{result.execs_per_second:.0f}",
+        result.coverage,
+        result.corpus,
+        verdict(result.ok) + (f": {result.failure}" if result.failure else ""),
+    )
     section.ok &= result.ok
     if emulated and quick:
         # It can fail: the suite's build with four emulated intrinsics broken (no library
@@ -92,31 +109,59 @@ def drill_fuzz(seconds: float, work: Path, quick: bool = False) -> Section:
         say(f"fuzz: the PRNG driver over a library with {broken} broken (must fail)")
         binary = fuzzing.build_standalone(emulated=True, asan=False, break_=broken)
         start = time.monotonic()
-        proc = subprocess.run([str(binary), f"-max_total_time={seconds:.0f}", "-seed=17"],
-                              capture_output=True, text=True, check=False, timeout=seconds + 300)
-        failure = next((ln for ln in proc.stderr.splitlines()
-                        if ln.startswith("fuzz-api: ") and "runnable rows" not in ln), "")
+        proc = subprocess.run(
+            [str(binary), f"-max_total_time={seconds:.0f}", "-seed=17"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=seconds + 300,
+        )
+        failure = next(
+            (
+                ln
+                for ln in proc.stderr.splitlines()
+                if ln.startswith("fuzz-api: ") and "runnable rows" not in ln
+            ),
+            "",
+        )
         found = proc.returncode != 0 and bool(failure)
-        section.add(f"EMU_BREAK={broken}, PRNG driver (must fail)", "",
-                    f"{time.monotonic() - start:.0f}", "", "", "", "",
-                    ("found: " + failure) if found else "FAIL: not found")
+        section.add(
+            f"EMU_BREAK={broken}, PRNG driver (must fail)",
+            "",
+            f"{time.monotonic() - start:.0f}",
+            "",
+            "",
+            "",
+            "",
+            ("found: " + failure) if found else "FAIL: not found",
+        )
         section.ok &= found
     elif emulated:
         # It can fail: a broken emulated intrinsic must be found, and quickly.
         for broken in ("MADD52HI", "GF2P8AFFINE"):
             say(f"fuzz: the harness over a library with {broken} broken (must fail)")
-            bad = fuzzing.run(fuzzing.build(True, broken), min(seconds, 300),
-                              work / f"corpus-{broken}", work / f"artifacts-{broken}")
+            bad = fuzzing.run(
+                fuzzing.build(True, broken),
+                min(seconds, 300),
+                work / f"corpus-{broken}",
+                work / f"artifacts-{broken}",
+            )
             found = bad.crash is not None
-            section.add(f"EMU_BREAK={broken} (must fail)", "", f"{bad.wall:.0f}", bad.runs, "",
-                        bad.coverage, bad.corpus,
-                        ("found: " + bad.failure) if found else "FAIL: not found")
+            section.add(
+                f"EMU_BREAK={broken} (must fail)",
+                "",
+                f"{bad.wall:.0f}",
+                bad.runs,
+                "",
+                bad.coverage,
+                bad.corpus,
+                ("found: " + bad.failure) if found else "FAIL: not found",
+            )
             section.ok &= found
     # The same harness from a PRNG on the foreign architectures (no sanitizers under qemu).
     for target in ct.FOREIGN.values():
         if quick:
-            section.add(f"{target.arch} PRNG driver", "", "", "", "", "", "",
-                        "not run (--quick)")
+            section.add(f"{target.arch} PRNG driver", "", "", "", "", "", "", "not run (--quick)")
             continue
         say(f"fuzz: the PRNG driver on {target.arch} under qemu")
         try:
@@ -129,23 +174,42 @@ def drill_fuzz(seconds: float, work: Path, quick: bool = False) -> Section:
             from tests.cross.harness import cpu_option
 
             start = time.monotonic()
-            proc = subprocess.run([target.qemu, "-cpu", cpu_option(target.qemu, model), str(binary),
-                                   f"-max_total_time={min(seconds, 120):.0f}", "-seed=5"],
-                                  capture_output=True, text=True, check=False, timeout=900)
-            runs = next((ln.split()[1] for ln in proc.stdout.splitlines()
-                         if ln.startswith("Done ")), "0")
+            proc = subprocess.run(
+                [
+                    target.qemu,
+                    "-cpu",
+                    cpu_option(target.qemu, model),
+                    str(binary),
+                    f"-max_total_time={min(seconds, 120):.0f}",
+                    "-seed=5",
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=900,
+            )
+            runs = next(
+                (ln.split()[1] for ln in proc.stdout.splitlines() if ln.startswith("Done ")), "0"
+            )
             banner = next((ln for ln in proc.stderr.splitlines() if "runnable rows:" in ln), "")
             took = time.monotonic() - start
             ok = proc.returncode == 0
-            section.add(f"{target.arch} {model}, PRNG driver, no sanitizer",
-                        banner.split("runnable rows:", 1)[-1].strip(), f"{took:.0f}", runs,
-                        f"{int(runs) / took:.0f}" if took else "", "", "",
-                        verdict(ok) + ("" if ok else ": " + proc.stderr[-300:]))
+            section.add(
+                f"{target.arch} {model}, PRNG driver, no sanitizer",
+                banner.split("runnable rows:", 1)[-1].strip(),
+                f"{took:.0f}",
+                runs,
+                f"{int(runs) / took:.0f}" if took else "",
+                "",
+                "",
+                verdict(ok) + ("" if ok else ": " + proc.stderr[-300:]),
+            )
             section.ok &= ok
     section.notes.append(
         "libFuzzer runs on the host only (clang's fuzzer runtime is not built for the foreign "
         "targets and ASan does not run under qemu-user); there the same harness runs from a "
-        "PRNG without coverage feedback or sanitizers, beside the self-test's sweeps.")
+        "PRNG without coverage feedback or sanitizers, beside the self-test's sweeps."
+    )
     return section
 
 
@@ -153,53 +217,79 @@ def drill_fuzz(seconds: float, work: Path, quick: bool = False) -> Section:
 
 
 def drill_ct(work: Path, quick: bool = False) -> Section:
-    section = Section("Constant time (ctgrind: valgrind memcheck, secrets undefined)",
-                      "python -m tests.drill ct",
-                      ["arch", "table", "row", "findings", "verdict", "where"])
+    section = Section(
+        "Constant time (ctgrind: valgrind memcheck, secrets undefined)",
+        "python -m tests.drill ct",
+        ["arch", "table", "row", "findings", "verdict", "where"],
+    )
     say("ct: building the ctgrind harness (host)")
     binary = ct.build()
     native = ct.list_rows([], binary)
     under = ct.list_rows(ct.valgrind(), binary)
     hidden = [r for r in native if r not in under]
-    say(f"ct: {len(under)} rows under valgrind {ct.valgrind_version()}, "
-        f"{len(hidden)} it cannot run")
+    say(
+        f"ct: {len(under)} rows under valgrind {ct.valgrind_version()}, {len(hidden)} it cannot run"
+    )
 
     def report(arch: str) -> Callable[[ct.RowResult], None]:
         def one(r: ct.RowResult) -> None:
-            say(f"ct: {arch} {r.table}/{r.row}: {r.verdict} ({len(r.findings)} findings, "
-                f"{r.seconds:.0f} s)")
+            say(
+                f"ct: {arch} {r.table}/{r.row}: {r.verdict} ({len(r.findings)} findings, "
+                f"{r.seconds:.0f} s)"
+            )
+
         return one
 
     results = ct.run_all(under, binary, work / "ct-host", progress=report("amd64"))
     for r in results:
         where = "; ".join(f"{n} x {label}" for label, n in ct.summarize(r.findings)[:4])
-        section.add("amd64", r.table, r.row, len(r.findings), r.verdict,
-                    (r.exception + ": " if r.exception else "") + where)
+        section.add(
+            "amd64",
+            r.table,
+            r.row,
+            len(r.findings),
+            r.verdict,
+            (r.exception + ": " if r.exception else "") + where,
+        )
         section.ok &= r.ok
     for table, row in hidden:
-        section.add("amd64", table, row, "", "not covered", "valgrind cannot execute it "
-                    f"(valgrind {ct.valgrind_version()} lacks {ct.VALGRIND_LACKS})")
+        section.add(
+            "amd64",
+            table,
+            row,
+            "",
+            "not covered",
+            "valgrind cannot execute it "
+            f"(valgrind {ct.valgrind_version()} lacks {ct.VALGRIND_LACKS})",
+        )
     # The tag checks are seen: without AC_DECLASSIFY the branch on their result must show.
     say("ct: the build without AC_DECLASSIFY (the tag check's branch must be reported)")
     raw = ct.build(declassify=False)
     for r in ct.run_all([t for t in under if t[0] == "chacha20-poly1305"], raw, work / "ct-raw"):
         seen = any("open_words" in f.frame and "aead/aead.c" in f.frame for f in r.findings)
-        section.add("amd64", r.table, r.row + " (no declassify)", len(r.findings),
-                    "tag check seen" if seen else "FAIL: tag check not seen",
-                    "; ".join(f"{n} x {label}" for label, n in ct.summarize(r.findings)[:2]))
+        section.add(
+            "amd64",
+            r.table,
+            r.row + " (no declassify)",
+            len(r.findings),
+            "tag check seen" if seen else "FAIL: tag check not seen",
+            "; ".join(f"{n} x {label}" for label, n in ct.summarize(r.findings)[:2]),
+        )
         section.ok &= seen
     # Foreign architectures: their own valgrind under qemu-user.
     for target in ct.FOREIGN.values():
         if quick:
-            section.add(target.arch, "", "", "", "not run (--quick)",
-                        "valgrind under qemu-user: make drill")
+            section.add(
+                target.arch, "", "", "", "not run (--quick)", "valgrind under qemu-user: make drill"
+            )
             continue
         if not (target.tree() / "usr" / "bin" / "valgrind").exists():
             say(f"ct: making the {target.debian} tree with valgrind")
             made = ct.make_tree(target)
             if made.returncode != 0:
-                section.add(target.arch, "", "", "", "not covered",
-                            "no tree: " + made.stderr[-200:])
+                section.add(
+                    target.arch, "", "", "", "not covered", "no tree: " + made.stderr[-200:]
+                )
                 continue
         for model in target.models:
             from tests.cross.harness import cpu_option
@@ -215,19 +305,38 @@ def drill_ct(work: Path, quick: bool = False) -> Section:
                 section.notes.append(
                     f"{target.arch} {model}: valgrind hides {', '.join(assume)} from the hwcaps; "
                     f"the build claims {'it' if len(assume) == 1 else 'them'} back "
-                    "(CT_ASSUME) and each row shows whether valgrind executes it")
+                    "(CT_ASSUME) and each row shows whether valgrind executes it"
+                )
             rows = ct.list_rows(target.native(cpu), cross)
-            results = ct.run_all(rows, cross, work / f"ct-{target.arch}", prefix=target.prefix(cpu),
-                                 progress=report(target.arch))
+            results = ct.run_all(
+                rows,
+                cross,
+                work / f"ct-{target.arch}",
+                prefix=target.prefix(cpu),
+                progress=report(target.arch),
+            )
             for r in results:
-                if not r.answers_ok and ("unhandled instruction" in r.log.lower()
-                                         or "sigill" in r.log.lower()):
-                    section.add(f"{target.arch} {model}", r.table, r.row, "", "not covered",
-                                "valgrind cannot execute one of its instructions")
+                if not r.answers_ok and (
+                    "unhandled instruction" in r.log.lower() or "sigill" in r.log.lower()
+                ):
+                    section.add(
+                        f"{target.arch} {model}",
+                        r.table,
+                        r.row,
+                        "",
+                        "not covered",
+                        "valgrind cannot execute one of its instructions",
+                    )
                     continue
                 where = "; ".join(f"{n} x {label}" for label, n in ct.summarize(r.findings)[:3])
-                section.add(f"{target.arch} {model}", r.table, r.row, len(r.findings), r.verdict,
-                            (r.exception + ": " if r.exception else "") + where)
+                section.add(
+                    f"{target.arch} {model}",
+                    r.table,
+                    r.row,
+                    len(r.findings),
+                    r.verdict,
+                    (r.exception + ": " if r.exception else "") + where,
+                )
                 section.ok &= r.ok
     return section
 
@@ -236,28 +345,63 @@ def drill_ct(work: Path, quick: bool = False) -> Section:
 
 
 def drill_schema(examples: int, work: Path) -> Section:
-    section = Section(f"Schema fuzzing (schemathesis, every check and phase, {examples} examples "
-                      "per operation)", f"python -m tests.drill schema --examples {examples}",
-                      ["server", "operations", "test cases", "seconds", "must-pass checks",
-                       "request-schema checks (reported)", "result"])
+    section = Section(
+        f"Schema fuzzing (schemathesis, every check and phase, {examples} examples per operation)",
+        f"python -m tests.drill schema --examples {examples}",
+        [
+            "server",
+            "operations",
+            "test cases",
+            "seconds",
+            "must-pass checks",
+            "request-schema checks (reported)",
+            "result",
+        ],
+    )
     token_file = work / "schema" / "tokens"
     token_file.parent.mkdir(parents=True, exist_ok=True)
-    scopes = ["aead:seal", "aead:open", "mac", "mac:verify", "hash", "ecb", "poly1305",
-              "keys:admin", "keys:read", *(f"key:*:{op}" for op in
-                                           ("datakey", "mac", "open", "rewrap", "seal", "verify"))]
-    made = subprocess.run([sys.executable, "-m", "archcrypt", "tokens", "create", "--file",
-                           str(token_file), "--name", "drill",
-                           *(arg for s in scopes for arg in ("--scope", s))],
-                          capture_output=True, text=True, check=True)
+    scopes = [
+        "aead:seal",
+        "aead:open",
+        "mac",
+        "mac:verify",
+        "hash",
+        "ecb",
+        "poly1305",
+        "keys:admin",
+        "keys:read",
+        *(f"key:*:{op}" for op in ("datakey", "mac", "open", "rewrap", "seal", "verify")),
+    ]
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "archcrypt",
+            "tokens",
+            "create",
+            "--file",
+            str(token_file),
+            "--name",
+            "drill",
+            *(arg for s in scopes for arg in ("--scope", s)),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     token = next(w for w in made.stdout.split() if w.startswith("act_"))
     with soak.serve(work / "schema" / "server", "--tokens-file", str(token_file)) as server:
         say(f"schema: schemathesis, {examples} examples per operation (this takes a while)")
         result = schema.run(server.base_url, token, work / "schema", examples)
-    section.add("one worker, tokens on, named keys on SQLite", result.operations,
-                result.test_cases, f"{result.seconds:.0f}",
-                json.dumps(result.failures) if result.failures else "none found",
-                json.dumps(result.reported) if result.reported else "none",
-                verdict(result.ok) + ("; " + "; ".join(result.errors) if result.errors else ""))
+    section.add(
+        "one worker, tokens on, named keys on SQLite",
+        result.operations,
+        result.test_cases,
+        f"{result.seconds:.0f}",
+        json.dumps(result.failures) if result.failures else "none found",
+        json.dumps(result.reported) if result.reported else "none",
+        verdict(result.ok) + ("; " + "; ".join(result.errors) if result.errors else ""),
+    )
     section.ok = result.ok
     return section
 
@@ -266,8 +410,9 @@ def drill_schema(examples: int, work: Path) -> Section:
 
 
 def drill_faults(work: Path) -> Section:
-    section = Section("Fault injection", "python -m tests.drill faults",
-                      ["scenario", "figures", "result"])
+    section = Section(
+        "Fault injection", "python -m tests.drill faults", ["scenario", "figures", "result"]
+    )
 
     def one(o: faults.Outcome) -> None:
         say(f"faults: {o.name}: {'skipped: ' + o.skipped if o.skipped else verdict(o.ok)}")
@@ -285,21 +430,42 @@ def drill_faults(work: Path) -> Section:
 
 
 def drill_soak(seconds: float, work: Path, tamper: bool = False) -> Section:
-    section = Section(f"Soak ({seconds / 60:.0f} min, wrk -t1 -c16, every route)",
-                      f"make soak SOAK_SECONDS={seconds:.0f}",
-                      ["requests", "req/s", "p50 ms", "p99 ms", "max ms", "answers checked",
-                       "errors", "RSS after warm-up -> end (MiB)", "growth", "fds", "result"])
+    section = Section(
+        f"Soak ({seconds / 60:.0f} min, wrk -t1 -c16, every route)",
+        f"make soak SOAK_SECONDS={seconds:.0f}",
+        [
+            "requests",
+            "req/s",
+            "p50 ms",
+            "p99 ms",
+            "max ms",
+            "answers checked",
+            "errors",
+            "RSS after warm-up -> end (MiB)",
+            "growth",
+            "fds",
+            "result",
+        ],
+    )
     result = soak.run(seconds, work / "soak", progress=say, tamper=tamper)
-    section.add(result.requests, f"{result.requests_per_second:.0f}", f"{result.p50_ms:.1f}",
-                f"{result.p99_ms:.1f}", f"{result.max_ms:.0f}",
-                f"{result.checked_answers} + {result.sampler_checked} sampled",
-                result.errors, f"{result.rss_start_mib:.1f} -> {result.rss_end_mib:.1f} "
-                f"(peak {result.rss_peak_mib:.1f})", f"{100 * result.rss_growth:+.2f} %",
-                f"{result.fds_min}..{result.fds_max}",
-                verdict(result.ok) + (f": {result.problem}" if result.problem else ""))
+    section.add(
+        result.requests,
+        f"{result.requests_per_second:.0f}",
+        f"{result.p50_ms:.1f}",
+        f"{result.p99_ms:.1f}",
+        f"{result.max_ms:.0f}",
+        f"{result.checked_answers} + {result.sampler_checked} sampled",
+        result.errors,
+        f"{result.rss_start_mib:.1f} -> {result.rss_end_mib:.1f} (peak {result.rss_peak_mib:.1f})",
+        f"{100 * result.rss_growth:+.2f} %",
+        f"{result.fds_min}..{result.fds_max}",
+        verdict(result.ok) + (f": {result.problem}" if result.problem else ""),
+    )
     section.ok = result.ok
-    section.notes.append(f"{result.routes} routes in the rotation; warm-up {result.warmup:.0f} s; "
-                         f"threads at most {result.threads_max}")
+    section.notes.append(
+        f"{result.routes} routes in the rotation; warm-up {result.warmup:.0f} s; "
+        f"threads at most {result.threads_max}"
+    )
     return section
 
 
@@ -330,8 +496,9 @@ def render_console(sections: list[Section]) -> None:
     out = Console()
     for s in sections:
         # Text, not markup: "[pass, 3 s]" and a report's brackets are shown as they are
-        title = Text(f"{s.title} [{verdict(s.ok)}, {s.seconds:.0f} s]",
-                     style="bold" if s.ok else "bold red")
+        title = Text(
+            f"{s.title} [{verdict(s.ok)}, {s.seconds:.0f} s]", style="bold" if s.ok else "bold red"
+        )
         table = Table(title=title, title_justify="left", show_lines=False)
         for c in s.columns:
             table.add_column(Text(c), overflow="fold")
@@ -344,12 +511,21 @@ def render_console(sections: list[Section]) -> None:
 
 
 def render_markdown(sections: list[Section], started: str, command: str, tree: str) -> str:
-    lines = [f"Last run: {started} on {platform.node() or 'a host'} ({platform.machine()}, "
-             f"{os.cpu_count()} CPUs), tree {tree}, `{command}` (each section says "
-             "the command that runs it alone).", ""]
+    lines = [
+        f"Last run: {started} on {platform.node() or 'a host'} ({platform.machine()}, "
+        f"{os.cpu_count()} CPUs), tree {tree}, `{command}` (each section says "
+        "the command that runs it alone).",
+        "",
+    ]
     for s in sections:
-        lines += [f"### {s.title}: {verdict(s.ok)}", "", f"`{s.command}` ({s.seconds:.0f} s)", "",
-                  "| " + " | ".join(s.columns) + " |", "|" + "---|" * len(s.columns)]
+        lines += [
+            f"### {s.title}: {verdict(s.ok)}",
+            "",
+            f"`{s.command}` ({s.seconds:.0f} s)",
+            "",
+            "| " + " | ".join(s.columns) + " |",
+            "|" + "---|" * len(s.columns),
+        ]
         for row in s.rows:
             cells = (c.replace("|", "\\|").replace("\n", " ") for c in row)
             lines.append("| " + " | ".join(cells) + " |")
@@ -362,10 +538,18 @@ def render_markdown(sections: list[Section], started: str, command: str, tree: s
 
 
 def _revision() -> str:
-    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
-                          capture_output=True, text=True, check=False)
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "-uno"],
-                           capture_output=True, text=True, check=False).stdout.strip()
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    dirty = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "-uno"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
     return (done.stdout.strip() or "unknown") + (" with local changes" if dirty else "")
 
 
@@ -380,11 +564,18 @@ def write_into(path: Path, text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.drill", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.drill",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     # not choices=: argparse checks an empty list against them (bpo-9625)
-    parser.add_argument("sections", nargs="*", metavar="DRILL",
-                        help=f"one or more of {', '.join(DRILLS)} (default: all, in that order)")
+    parser.add_argument(
+        "sections",
+        nargs="*",
+        metavar="DRILL",
+        help=f"one or more of {', '.join(DRILLS)} (default: all, in that order)",
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--soak-seconds", type=float)
     parser.add_argument("--fuzz-seconds", type=float)
@@ -392,19 +583,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", type=Path)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--workdir", type=Path)
-    parser.add_argument("--tamper", action="store_true",
-                        help="alter one of the soak's expected answers by a byte: the soak must "
-                             "count wrong answers and the drill exit 1 (the failure path)")
+    parser.add_argument(
+        "--tamper",
+        action="store_true",
+        help="alter one of the soak's expected answers by a byte: the soak must "
+        "count wrong answers and the drill exit 1 (the failure path)",
+    )
     args = parser.parse_args(argv)
     unknown = [name for name in args.sections if name not in DRILLS]
     if unknown:
         parser.error(f"no drill named {', '.join(unknown)} (choose from {', '.join(DRILLS)})")
     chosen = args.sections or list(DRILLS)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="archcrypt-drill-"))
-    opts = Options(work=work, quick=args.quick, tamper=args.tamper,
-                   soak_seconds=args.soak_seconds or (60 if args.quick else 600),
-                   fuzz_seconds=args.fuzz_seconds or (30 if args.quick else 300),
-                   examples=args.examples or (50 if args.quick else 500))
+    opts = Options(
+        work=work,
+        quick=args.quick,
+        tamper=args.tamper,
+        soak_seconds=args.soak_seconds or (60 if args.quick else 600),
+        fuzz_seconds=args.fuzz_seconds or (30 if args.quick else 300),
+        examples=args.examples or (50 if args.quick else 500),
+    )
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     tree = _revision()  # as the run starts: what was measured
     say(f"drill: {', '.join(chosen)}; work in {work}")

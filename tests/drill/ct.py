@@ -33,8 +33,8 @@ KNOWN_EXCEPTIONS = {("camellia", "portable"): "S-box table lookups indexed by ke
 VALGRIND_LACKS = "AVX-512 (F/VL/BW/DQ/IFMA), SHA-NI, VAES, GFNI"
 
 VALGRIND_ARGS = (
-    "--error-exitcode=0",      # the XML is read instead; the exit status is ctgrind's own
-    "--track-origins=yes",     # each finding says it came from a client request (a secret)
+    "--error-exitcode=0",  # the XML is read instead; the exit status is ctgrind's own
+    "--track-origins=yes",  # each finding says it came from a client request (a secret)
     "--num-callers=12",
     "--child-silent-after-fork=yes",
 )
@@ -42,10 +42,10 @@ VALGRIND_ARGS = (
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str              # memcheck's: UninitCondition (a branch), UninitValue (an address)
+    kind: str  # memcheck's: UninitCondition (a branch), UninitValue (an address)
     what: str
-    frame: str             # innermost frame in the library: function (file:line)
-    origin: str            # where the undefined value came from
+    frame: str  # innermost frame in the library: function (file:line)
+    origin: str  # where the undefined value came from
 
 
 @dataclass
@@ -85,33 +85,47 @@ def build(cc: str | None = None, declassify: bool = True, assume: Iterable[str] 
     build links dynamically: valgrind then loads the target's own libc, whose
     suppressions it knows (a static glibc gives false reports of its own)."""
     assume = sorted(assume)
-    args = [*([f"CC={cc}", "STATIC=0"] if cc else []), *([] if declassify else ["CT_DECLASSIFY=0"]),
-            *([f"CT_ASSUME={','.join(assume)}"] if assume else [])]
+    args = [
+        *([f"CC={cc}", "STATIC=0"] if cc else []),
+        *([] if declassify else ["CT_DECLASSIFY=0"]),
+        *([f"CT_ASSUME={','.join(assume)}"] if assume else []),
+    ]
     proc = subprocess.run(
         ["make", "-s", "-C", str(NATIVE), f"-j{os.cpu_count() or 2}", "ctgrind", *args],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"make ctgrind {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
-    return Path(subprocess.run(
-        ["make", "-s", "--no-print-directory", "-C", str(NATIVE), "print-ctgrind-bin", *args],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip())
+    return Path(
+        subprocess.run(
+            ["make", "-s", "--no-print-directory", "-C", str(NATIVE), "print-ctgrind-bin", *args],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
 
 
 def list_rows(prefix: list[str], binary: Path) -> list[tuple[str, str]]:
     """Rows runnable as `prefix` presents the CPU (prefix: [] for the host, valgrind's
     launcher for valgrind's view of it)."""
-    proc = subprocess.run([*prefix, str(binary), "--list"], capture_output=True, text=True,
-                          check=True, timeout=600)
-    return [tuple(line.split()) for line in proc.stdout.splitlines()  # type: ignore[misc]
-            if line.strip() and not line.startswith("#")]
+    proc = subprocess.run(
+        [*prefix, str(binary), "--list"], capture_output=True, text=True, check=True, timeout=600
+    )
+    return [
+        tuple(line.split())
+        for line in proc.stdout.splitlines()  # type: ignore[misc]
+        if line.strip() and not line.startswith("#")
+    ]
 
 
 def cpu_features(prefix: list[str], binary: Path) -> list[str]:
     """The CPU features as `prefix` presents them (ctgrind --list's first line)."""
-    proc = subprocess.run([*prefix, str(binary), "--list"], capture_output=True, text=True,
-                          check=True, timeout=600)
+    proc = subprocess.run(
+        [*prefix, str(binary), "--list"], capture_output=True, text=True, check=True, timeout=600
+    )
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("# ")), "")
     return line.split(":", 1)[1].split() if ":" in line else []
 
@@ -153,8 +167,9 @@ def _finding(error: ET.Element) -> Finding:
     if origin_stack is not None and len(origin_stack):
         origin += ": " + _frame(origin_stack[0])
     what = _text(error, "what") or _text(error.find("xwhat"), "text")
-    return Finding(_text(error, "kind"), what, _frame(chosen) if chosen is not None else "?",
-                   origin)
+    return Finding(
+        _text(error, "kind"), what, _frame(chosen) if chosen is not None else "?", origin
+    )
 
 
 def parse_report(xml_text: str) -> list[Finding]:
@@ -178,8 +193,9 @@ def parse_rows(xml_text: str) -> dict[tuple[str, str], list[Finding]]:
     return by_row
 
 
-def run_row(prefix: list[str], binary: Path, table: str, row: str, workdir: Path,
-            timeout: float = 900) -> RowResult:
+def run_row(
+    prefix: list[str], binary: Path, table: str, row: str, workdir: Path, timeout: float = 900
+) -> RowResult:
     import time
 
     workdir.mkdir(parents=True, exist_ok=True)
@@ -187,10 +203,12 @@ def run_row(prefix: list[str], binary: Path, table: str, row: str, workdir: Path
     start = time.monotonic()
     proc = subprocess.run(
         [*prefix, *VALGRIND_ARGS, "--xml=yes", f"--xml-file={xml_file}", str(binary), table, row],
-        capture_output=True, text=True, timeout=timeout, check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
-    result = RowResult(table, row, seconds=time.monotonic() - start,
-                       log=proc.stdout + proc.stderr)
+    result = RowResult(table, row, seconds=time.monotonic() - start, log=proc.stdout + proc.stderr)
     result.answers_ok = proc.returncode == 0 and "answers ok" in proc.stdout
     if xml_file.exists() and xml_file.stat().st_size:
         result.findings = parse_report(xml_file.read_text(errors="replace"))
@@ -200,8 +218,13 @@ def run_row(prefix: list[str], binary: Path, table: str, row: str, workdir: Path
     return result
 
 
-def run_batch(prefix: list[str], binary: Path, rows: list[tuple[str, str]], workdir: Path,
-              timeout: float = 1800) -> list[RowResult]:
+def run_batch(
+    prefix: list[str],
+    binary: Path,
+    rows: list[tuple[str, str]],
+    workdir: Path,
+    timeout: float = 1800,
+) -> list[RowResult]:
     """Several rows in one valgrind process (its start-up costs seconds), told apart by
     ctgrind's markers. A finding in code two rows share is reported under the first."""
     import time
@@ -210,18 +233,31 @@ def run_batch(prefix: list[str], binary: Path, rows: list[tuple[str, str]], work
     xml_file = workdir / f"batch-{'-'.join(f'{t}.{r}' for t, r in rows)[:150]}.xml"
     start = time.monotonic()
     proc = subprocess.run(
-        [*prefix, *VALGRIND_ARGS, "--xml=yes", f"--xml-file={xml_file}", str(binary),
-         *(word for row in rows for word in row)],
-        capture_output=True, text=True, timeout=timeout, check=False,
+        [
+            *prefix,
+            *VALGRIND_ARGS,
+            "--xml=yes",
+            f"--xml-file={xml_file}",
+            str(binary),
+            *(word for row in rows for word in row),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     seconds = (time.monotonic() - start) / max(1, len(rows))
     log = proc.stdout + proc.stderr
-    by_row = (parse_rows(xml_file.read_text(errors="replace"))
-              if xml_file.exists() and xml_file.stat().st_size else {})
+    by_row = (
+        parse_rows(xml_file.read_text(errors="replace"))
+        if xml_file.exists() and xml_file.stat().st_size
+        else {}
+    )
     results = []
     for table, row in rows:
-        result = RowResult(table, row, seconds=seconds, log=log,
-                           findings=by_row.get((table, row), []))
+        result = RowResult(
+            table, row, seconds=seconds, log=log, findings=by_row.get((table, row), [])
+        )
         # each row says its own verdict on the answers; a crash leaves the rest unsaid
         result.answers_ok = f"ctgrind {table}/{row}: answers ok" in proc.stdout and bool(by_row)
         results.append(result)
@@ -232,9 +268,13 @@ def run_batch(prefix: list[str], binary: Path, rows: list[tuple[str, str]], work
 
 
 def run_all(
-    rows: Iterable[tuple[str, str]], binary: Path, workdir: Path,
-    prefix: list[str] | None = None, jobs: int = 2,
-    progress: Callable[[RowResult], None] | None = None, batched: bool = False,
+    rows: Iterable[tuple[str, str]],
+    binary: Path,
+    workdir: Path,
+    prefix: list[str] | None = None,
+    jobs: int = 2,
+    progress: Callable[[RowResult], None] | None = None,
+    batched: bool = False,
 ) -> list[RowResult]:
     """One valgrind process per row, `jobs` at a time; `batched`: the rows split over
     `jobs` processes instead (the suite's short form: a valgrind start-up per row costs
@@ -250,11 +290,15 @@ def run_all(
 
     if batched:
         # the slow rows (the AEAD, Camellia, SHA-512) spread over the processes
-        chunks = [rows[i::max(1, jobs)] for i in range(max(1, jobs))]
+        chunks = [rows[i :: max(1, jobs)] for i in range(max(1, jobs))]
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            done = {r.key: r for batch in pool.map(
-                lambda c: run_batch(prefix, binary, c, workdir), [c for c in chunks if c])
-                for r in batch}
+            done = {
+                r.key: r
+                for batch in pool.map(
+                    lambda c: run_batch(prefix, binary, c, workdir), [c for c in chunks if c]
+                )
+                for r in batch
+            }
         return [done[r] for r in rows]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(one, rows))
@@ -269,8 +313,9 @@ def valgrind() -> list[str]:
 
 
 def valgrind_version(prefix: list[str] | None = None) -> str:
-    out = subprocess.run([*(prefix or valgrind()), "--version"], capture_output=True,
-                         text=True, check=False).stdout.strip()
+    out = subprocess.run(
+        [*(prefix or valgrind()), "--version"], capture_output=True, text=True, check=False
+    ).stdout.strip()
     return re.sub(r"^valgrind-", "", out)
 
 
@@ -285,8 +330,8 @@ class Foreign:
     VALGRIND_LAUNCHER and VALGRIND_LIB as the launcher would set them, and loads the
     client's dynamic loader from the tree through qemu's -L."""
 
-    arch: str          # archcrypt's name: arm64, ppc64le, s390x
-    debian: str        # the tree's Debian architecture
+    arch: str  # archcrypt's name: arm64, ppc64le, s390x
+    debian: str  # the tree's Debian architecture
     triple: str
     qemu: str
     valgrind_arch: str  # memcheck-<this>-linux
@@ -298,9 +343,17 @@ class Foreign:
     def prefix(self, cpu: str) -> list[str]:
         tree = self.tree()
         lib = tree / "usr" / "libexec" / "valgrind"
-        return ["env", f"VALGRIND_LAUNCHER={tree}/usr/bin/valgrind", f"VALGRIND_LIB={lib}",
-                self.qemu, "-cpu", cpu, "-L", str(tree),
-                str(lib / f"memcheck-{self.valgrind_arch}-linux")]
+        return [
+            "env",
+            f"VALGRIND_LAUNCHER={tree}/usr/bin/valgrind",
+            f"VALGRIND_LIB={lib}",
+            self.qemu,
+            "-cpu",
+            cpu,
+            "-L",
+            str(tree),
+            str(lib / f"memcheck-{self.valgrind_arch}-linux"),
+        ]
 
     def native(self, cpu: str) -> list[str]:
         """The same CPU without valgrind."""
@@ -309,10 +362,17 @@ class Foreign:
 
 # One model per arch that offers every row of that arch (the self-tests cover the rungs).
 FOREIGN = {
-    "arm64": Foreign("arm64", "arm64", "aarch64-linux-gnu", "qemu-aarch64-static", "arm64",
-                     ("max",)),
-    "ppc64le": Foreign("ppc64le", "ppc64el", "powerpc64le-linux-gnu", "qemu-ppc64le-static",
-                       "ppc64le", ("power10",)),
+    "arm64": Foreign(
+        "arm64", "arm64", "aarch64-linux-gnu", "qemu-aarch64-static", "arm64", ("max",)
+    ),
+    "ppc64le": Foreign(
+        "ppc64le",
+        "ppc64el",
+        "powerpc64le-linux-gnu",
+        "qemu-ppc64le-static",
+        "ppc64le",
+        ("power10",),
+    ),
     "s390x": Foreign("s390x", "s390x", "s390x-linux-gnu", "qemu-s390x-static", "s390x", ("max",)),
 }
 
@@ -321,7 +381,9 @@ def make_tree(target: Foreign) -> subprocess.CompletedProcess[str]:
     """The foreign tree with valgrind in it (idempotent; needs root and the network once)."""
     return subprocess.run(
         [str(ROOT / "scripts" / "foreign-tree.sh"), target.debian, str(target.tree()), "valgrind"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 

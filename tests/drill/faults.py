@@ -61,8 +61,8 @@ class Outcome:
 @dataclass
 class Tally:
     ok: int = 0
-    wrong: int = 0            # a 200 whose answer differs from the reference
-    transport: int = 0        # connection refused/reset while a worker died
+    wrong: int = 0  # a 200 whose answer differs from the reference
+    transport: int = 0  # connection refused/reset while a worker died
     statuses: dict[int, int] = field(default_factory=dict)  # anything but 200
     problems: list[str] = field(default_factory=list)
     last_ok: float = 0.0
@@ -75,8 +75,10 @@ class Tally:
 
 def seal_check(client: httpx.Client, i: int) -> tuple[int, bool]:
     pt = os.urandom(64 + i % 1500)
-    r = client.post("/v1/aead/chacha20-poly1305/seal",
-                    json={"key": b64(KEY), "nonce": b64(NONCE), "plaintext": b64(pt)})
+    r = client.post(
+        "/v1/aead/chacha20-poly1305/seal",
+        json={"key": b64(KEY), "nonce": b64(NONCE), "plaintext": b64(pt)},
+    )
     if r.status_code != 200:
         return r.status_code, False
     want = reference_seal("chacha20-poly1305", KEY, NONCE, pt, b"")
@@ -85,17 +87,21 @@ def seal_check(client: httpx.Client, i: int) -> tuple[int, bool]:
 
 def hash_check(client: httpx.Client, i: int) -> tuple[int, bool]:
     data = os.urandom(i % 5000)
-    r = client.post("/v1/hash/sha256", content=data,
-                    headers={"Content-Type": "application/octet-stream"})
+    r = client.post(
+        "/v1/hash/sha256", content=data, headers={"Content-Type": "application/octet-stream"}
+    )
     if r.status_code != 200:
         return r.status_code, False
     return 200, base64.b64decode(r.json()["digest"]) == hashlib.sha256(data).digest()
 
 
-def hammer(base_url: str, stop: threading.Event, tally: Tally,
-           checks: tuple[Callable[[httpx.Client, int], tuple[int, bool]], ...] = (seal_check,
-                                                                                  hash_check),
-           threads: int = 6) -> list[threading.Thread]:
+def hammer(
+    base_url: str,
+    stop: threading.Event,
+    tally: Tally,
+    checks: tuple[Callable[[httpx.Client, int], tuple[int, bool]], ...] = (seal_check, hash_check),
+    threads: int = 6,
+) -> list[threading.Thread]:
     """`threads` clients, each on its own keep-alive connection, until `stop`."""
     lock = threading.Lock()
 
@@ -178,21 +184,34 @@ def worker_killed(directory: Path, seconds: float = 12.0) -> Outcome:
             after = children(server.process.pid)
         replaced = victim not in after and len(after) == 3
         served_after = sum(1 for t, what in tally.times if what == "ok" and t > killed_at)
-        first_ok_after = min((t - killed_at for t, what in tally.times
-                              if what == "ok" and t > killed_at), default=None)
+        first_ok_after = min(
+            (t - killed_at for t, what in tally.times if what == "ok" and t > killed_at),
+            default=None,
+        )
         out.figures = {
-            "answers checked": tally.ok, "wrong answers": tally.wrong,
-            "other statuses": dict(tally.statuses), "connection errors": tally.transport,
+            "answers checked": tally.ok,
+            "wrong answers": tally.wrong,
+            "other statuses": dict(tally.statuses),
+            "connection errors": tally.transport,
             "answered after the kill": served_after,
             "first answer after the kill (s)": round(first_ok_after, 3) if first_ok_after else None,
-            "workers after": len(after), "replacement started": replaced,
+            "workers after": len(after),
+            "replacement started": replaced,
         }
-        out.ok = (tally.wrong == 0 and not tally.statuses and served_after > 0 and replaced
-                  and first_ok_after is not None and first_ok_after < 1.0)
+        out.ok = (
+            tally.wrong == 0
+            and not tally.statuses
+            and served_after > 0
+            and replaced
+            and first_ok_after is not None
+            and first_ok_after < 1.0
+        )
         if tally.transport:
-            out.notes.append(f"{tally.transport} requests in flight on the killed worker (or on "
-                             "its connections) failed at the transport level and were retried "
-                             "on a new connection; none got a wrong answer or an error status")
+            out.notes.append(
+                f"{tally.transport} requests in flight on the killed worker (or on "
+                "its connections) failed at the transport level and were retried "
+                "on a new connection; none got a wrong answer or an error status"
+            )
     return out
 
 
@@ -203,9 +222,11 @@ def postgres_stopped(directory: Path, down_seconds: float = 4.0) -> Outcome:
     out = Outcome("PostgreSQL stopped under load, then started")
     from tests.service.pgserver import running_postgres
 
-    with running_postgres() as postgres, serve(
-        directory / "pg", ARCHCRYPT_KEYSTORE_URL=postgres.url
-    ) as server, httpx.Client(base_url=server.base_url, timeout=30) as client:
+    with (
+        running_postgres() as postgres,
+        serve(directory / "pg", ARCHCRYPT_KEYSTORE_URL=postgres.url) as server,
+        httpx.Client(base_url=server.base_url, timeout=30) as client,
+    ):
         name = "cached-" + os.urandom(3).hex()
         assert client.post("/v1/keys", json={"name": name}).status_code == 201
         sealed = client.post(f"/v1/keys/{name}/seal", json={"plaintext": b64(b"before")}).json()
@@ -237,20 +258,33 @@ def postgres_stopped(directory: Path, down_seconds: float = 4.0) -> Outcome:
         stop.set()
         for t in threads:
             t.join(timeout=15)
-        problems = [r for r in down if r.status_code == 503
-                    and r.headers.get("content-type", "").startswith("application/problem+json")
-                    and r.headers.get("retry-after") == "1"
-                    and r.json().get("type", "").endswith("/keystore-unavailable")]
+        problems = [
+            r
+            for r in down
+            if r.status_code == 503
+            and r.headers.get("content-type", "").startswith("application/problem+json")
+            and r.headers.get("retry-after") == "1"
+            and r.json().get("type", "").endswith("/keystore-unavailable")
+        ]
         statuses = sorted({r.status_code for r in down})
         out.figures = {
-            "store-bound requests while down": len(down), "503 problem+json": len(problems),
-            "their statuses": statuses, "cached-key answers checked": tally.ok,
-            "wrong answers": tally.wrong, "other statuses": dict(tally.statuses),
+            "store-bound requests while down": len(down),
+            "503 problem+json": len(problems),
+            "their statuses": statuses,
+            "cached-key answers checked": tally.ok,
+            "wrong answers": tally.wrong,
+            "other statuses": dict(tally.statuses),
             "recovered after (s)": round(recovered, 2) if recovered is not None else None,
             "archcrypt restarted": False,
         }
-        out.ok = (bool(down) and len(problems) == len(down) and tally.wrong == 0
-                  and not tally.statuses and tally.transport == 0 and recovered is not None)
+        out.ok = (
+            bool(down)
+            and len(problems) == len(down)
+            and tally.wrong == 0
+            and not tally.statuses
+            and tally.transport == 0
+            and recovered is not None
+        )
     return out
 
 
@@ -260,8 +294,12 @@ def postgres_stopped(directory: Path, down_seconds: float = 4.0) -> Outcome:
 @contextlib.contextmanager
 def small_tmpfs(where: Path, size: str = "8m") -> Iterator[Path]:
     where.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs",
-                           str(where)], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise PermissionError(f"mount tmpfs: {done.stderr.strip()}")
     try:
@@ -293,50 +331,77 @@ def disk_full(directory: Path) -> Outcome:
     try:
         with small_tmpfs(mount):
             data = mount / "data"
-            with serve(directory / "full", ARCHCRYPT_DATA_DIR=str(data)) as server, \
-                    httpx.Client(base_url=server.base_url, timeout=30) as client:
+            with (
+                serve(directory / "full", ARCHCRYPT_DATA_DIR=str(data)) as server,
+                httpx.Client(base_url=server.base_url, timeout=30) as client,
+            ):
                 names = []
                 for _ in range(3):
                     name = "k-" + os.urandom(4).hex()
                     assert client.post("/v1/keys", json={"name": name}).status_code == 201
                     names.append(name)
-                sealed = {n: client.post(f"/v1/keys/{n}/seal",
-                                         json={"plaintext": b64(n.encode())}).json()["ciphertext"]
-                          for n in names}
+                sealed = {
+                    n: client.post(
+                        f"/v1/keys/{n}/seal", json={"plaintext": b64(n.encode())}
+                    ).json()["ciphertext"]
+                    for n in names
+                }
                 filler = fill(mount)
-                full = [client.post("/v1/keys", json={"name": "f-" + os.urandom(4).hex()})
-                        for _ in range(3)]
+                full = [
+                    client.post("/v1/keys", json={"name": "f-" + os.urandom(4).hex()})
+                    for _ in range(3)
+                ]
                 rotate = client.post(f"/v1/keys/{names[0]}/rotate")
-                still = [client.post(f"/v1/keys/{n}/open", json={"ciphertext": c})
-                         for n, c in sealed.items()]
-                fresh = [client.post(f"/v1/keys/{n}/seal", json={"plaintext": b64(b"x")})
-                         for n in names]
+                still = [
+                    client.post(f"/v1/keys/{n}/open", json={"ciphertext": c})
+                    for n, c in sealed.items()
+                ]
+                fresh = [
+                    client.post(f"/v1/keys/{n}/seal", json={"plaintext": b64(b"x")}) for n in names
+                ]
                 listing = client.get("/v1/keys")
                 stateless = seal_check(client, 1)
                 filler.unlink()
                 again = client.post("/v1/keys", json={"name": "back-" + os.urandom(4).hex()})
                 alive = server.process.poll() is None
-            integrity = sqlite3.connect(data / "keys.sqlite3").execute(
-                "PRAGMA integrity_check").fetchone()[0]
-        refused = [r for r in [*full, rotate]
-                   if r.status_code >= 400
-                   and r.headers.get("content-type", "").startswith("application/problem+json")]
-        opened = [r for (n, _), r in zip(sealed.items(), still, strict=True)
-                  if r.status_code == 200 and r.json()["plaintext"] == b64(n.encode())]
+            integrity = (
+                sqlite3.connect(data / "keys.sqlite3")
+                .execute("PRAGMA integrity_check")
+                .fetchone()[0]
+            )
+        refused = [
+            r
+            for r in [*full, rotate]
+            if r.status_code >= 400
+            and r.headers.get("content-type", "").startswith("application/problem+json")
+        ]
+        opened = [
+            r
+            for (n, _), r in zip(sealed.items(), still, strict=True)
+            if r.status_code == 200 and r.json()["plaintext"] == b64(n.encode())
+        ]
         out.figures = {
             "writes while full": len(full) + 1,
             "their statuses": sorted({r.status_code for r in [*full, rotate]}),
             "problem+json": len(refused),
             "opens of existing keys": f"{len(opened)}/{len(still)}",
             "seals while full (statuses)": sorted({r.status_code for r in fresh}),
-            "list while full": listing.status_code, "stateless route": stateless,
-            "create after space is back": again.status_code, "server alive": alive,
+            "list while full": listing.status_code,
+            "stateless route": stateless,
+            "create after space is back": again.status_code,
+            "server alive": alive,
             "integrity_check": integrity,
         }
-        out.ok = (len(refused) == len(full) + 1 and all(r.status_code < 500 or r.status_code == 503
-                                                         for r in [*full, rotate])
-                  and len(opened) == len(still) and again.status_code == 201 and alive
-                  and integrity == "ok" and stateless == (200, True) and listing.status_code == 200)
+        out.ok = (
+            len(refused) == len(full) + 1
+            and all(r.status_code < 500 or r.status_code == 503 for r in [*full, rotate])
+            and len(opened) == len(still)
+            and again.status_code == 201
+            and alive
+            and integrity == "ok"
+            and stateless == (200, True)
+            and listing.status_code == 200
+        )
     finally:
         with contextlib.suppress(OSError):
             mount.rmdir()
@@ -354,47 +419,66 @@ def corrupted_row(directory: Path) -> Outcome:
         sealed = {}
         for n in names:
             assert client.post("/v1/keys", json={"name": n}).status_code == 201
-            sealed[n] = client.post(f"/v1/keys/{n}/seal",
-                                    json={"plaintext": b64(n.encode())}).json()["ciphertext"]
+            sealed[n] = client.post(
+                f"/v1/keys/{n}/seal", json={"plaintext": b64(n.encode())}
+            ).json()["ciphertext"]
         db_path = server.data_dir / "keys.sqlite3"
     with sqlite3.connect(db_path) as db:
-        (wrapped,) = db.execute("SELECT wrapped FROM archcrypt_key_versions WHERE name = 'bad'"
-                                ).fetchone()
+        (wrapped,) = db.execute(
+            "SELECT wrapped FROM archcrypt_key_versions WHERE name = 'bad'"
+        ).fetchone()
         damaged = bytearray(wrapped)
         damaged[30] ^= 0x40
-        db.execute("UPDATE archcrypt_key_versions SET wrapped = ? WHERE name = 'bad'",
-                   (bytes(damaged),))
+        db.execute(
+            "UPDATE archcrypt_key_versions SET wrapped = ? WHERE name = 'bad'", (bytes(damaged),)
+        )
     with serve(work) as server, httpx.Client(base_url=server.base_url, timeout=30) as client:
         bad_open = client.post("/v1/keys/bad/open", json={"ciphertext": sealed["bad"]})
         bad_seal = client.post("/v1/keys/bad/seal", json={"plaintext": b64(b"x")})
         bad_meta = client.get("/v1/keys/bad")
-        good = [client.post(f"/v1/keys/{n}/open", json={"ciphertext": sealed[n]})
-                for n in ("good-a", "good-b")]
+        good = [
+            client.post(f"/v1/keys/{n}/open", json={"ciphertext": sealed[n]})
+            for n in ("good-a", "good-b")
+        ]
         listing = client.get("/v1/keys")
         created = client.post("/v1/keys", json={"name": "new"})
         stateless = seal_check(client, 3)
         log = server.log.read_text(errors="replace")
-    good_ok = [r for n, r in zip(("good-a", "good-b"), good, strict=True)
-               if r.status_code == 200 and r.json()["plaintext"] == b64(n.encode())]
-    listed = ({k["name"] for k in listing.json().get("keys", [])}
-              if listing.status_code == 200 else set())
-    detail = bad_open.json().get("detail", "") if bad_open.headers.get(
-        "content-type", "").startswith("application/problem+json") else bad_open.text[:200]
+    good_ok = [
+        r
+        for n, r in zip(("good-a", "good-b"), good, strict=True)
+        if r.status_code == 200 and r.json()["plaintext"] == b64(n.encode())
+    ]
+    listed = (
+        {k["name"] for k in listing.json().get("keys", [])} if listing.status_code == 200 else set()
+    )
+    is_problem = bad_open.headers.get("content-type", "").startswith("application/problem+json")
+    problem = bad_open.json() if is_problem else {}
+    detail = problem.get("detail", "") if is_problem else bad_open.text[:200]
+    problem_type = problem.get("type", "").rsplit("/", 1)[-1]
     out.figures = {
-        "damaged key open":
-        f"{bad_open.status_code} {bad_open.json().get('type', '').rsplit('/', 1)[-1]}"
-        if bad_open.headers.get("content-type", "").startswith("application/problem+json")
-        else bad_open.status_code,
-        "damaged key seal": bad_seal.status_code, "damaged key metadata": bad_meta.status_code,
-        "detail": detail, "other keys open": f"{len(good_ok)}/2",
-        "listed": sorted(listed), "create": created.status_code, "stateless route": stateless,
-        "logged the cause": "bad" in log and ("unwrap" in log.lower() or "kek" in log.lower()
-                                              or "authentic" in log.lower()),
+        "damaged key open": (
+            f"{bad_open.status_code} {problem_type}" if is_problem else bad_open.status_code
+        ),
+        "damaged key seal": bad_seal.status_code,
+        "damaged key metadata": bad_meta.status_code,
+        "detail": detail,
+        "other keys open": f"{len(good_ok)}/2",
+        "listed": sorted(listed),
+        "create": created.status_code,
+        "stateless route": stateless,
+        "logged the cause": "bad" in log
+        and ("unwrap" in log.lower() or "kek" in log.lower() or "authentic" in log.lower()),
     }
-    out.ok = (bad_open.status_code >= 400 and bad_open.status_code != 500
-              and bad_open.headers.get("content-type", "").startswith("application/problem+json")
-              and len(good_ok) == 2 and {"good-a", "good-b", "bad"} <= listed
-              and created.status_code == 201 and stateless == (200, True))
+    out.ok = (
+        bad_open.status_code >= 400
+        and bad_open.status_code != 500
+        and bad_open.headers.get("content-type", "").startswith("application/problem+json")
+        and len(good_ok) == 2
+        and {"good-a", "good-b", "bad"} <= listed
+        and created.status_code == 201
+        and stateless == (200, True)
+    )
     return out
 
 
@@ -417,11 +501,17 @@ def sigterm_drains(directory: Path, uploads: int = 4, seconds: float = 3.0) -> O
                     time.sleep(seconds / len(chunks))
 
             try:
-                r = httpx.post(server.base_url + "/v1/hash/sha256", content=body(),
-                               headers={"Content-Type": "application/octet-stream"}, timeout=60)
+                r = httpx.post(
+                    server.base_url + "/v1/hash/sha256",
+                    content=body(),
+                    headers={"Content-Type": "application/octet-stream"},
+                    timeout=60,
+                )
                 want = hashlib.sha256(b"".join(chunks)).digest()
-                results[k] = (r.status_code, r.status_code == 200
-                              and base64.b64decode(r.json()["digest"]) == want)
+                results[k] = (
+                    r.status_code,
+                    r.status_code == 200 and base64.b64decode(r.json()["digest"]) == want,
+                )
             except httpx.HTTPError as exc:
                 results[k] = f"{type(exc).__name__}"
 
@@ -452,10 +542,12 @@ def sigterm_drains(directory: Path, uploads: int = 4, seconds: float = 3.0) -> O
     # before draining has no such line.
     finished = "Waiting for connections to close" in log and "Finished server process" in log
     out.figures = {
-        "uploads in flight": uploads, "completed with the right digest": len(completed),
+        "uploads in flight": uploads,
+        "completed with the right digest": len(completed),
         "their results": [r if isinstance(r, str) else r[0] for r in results],
         "new connection after SIGTERM": "refused" if refused else "accepted",
-        "exit status": code, "shut down in order (log)": finished,
+        "exit status": code,
+        "shut down in order (log)": finished,
         "exited after (s)": round(exited_after, 2),
     }
     out.ok = len(completed) == uploads and refused and code in (0, -signal.SIGTERM) and finished
@@ -471,8 +563,9 @@ SCENARIOS: dict[str, Callable[[Path], Outcome]] = {
 }
 
 
-def run_all(directory: Path, only: tuple[str, ...] = (),
-            progress: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+def run_all(
+    directory: Path, only: tuple[str, ...] = (), progress: Callable[[Outcome], None] | None = None
+) -> list[Outcome]:
     outcomes = []
     for key, scenario in SCENARIOS.items():
         if only and key not in only:

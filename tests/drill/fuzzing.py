@@ -41,13 +41,17 @@ def build(emu: bool, break_: str | None = None) -> Path:
     args = make_args(emu, break_)
     proc = subprocess.run(
         ["make", "-s", "-C", str(NATIVE), f"-j{os.cpu_count() or 2}", "fuzz", *args],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"make fuzz {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
     path = subprocess.run(
         ["make", "-s", "--no-print-directory", "-C", str(NATIVE), "print-fuzz-bin", *args],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     return Path(path)
 
@@ -57,12 +61,12 @@ class FuzzResult:
     binary: Path
     seconds: float
     runs: int = 0
-    coverage: int = 0          # libFuzzer's "cov:" (edges)
-    features: int = 0          # "ft:"
+    coverage: int = 0  # libFuzzer's "cov:" (edges)
+    features: int = 0  # "ft:"
     corpus: int = 0
     crash: Path | None = None
-    rows: str = ""             # the harness's "runnable rows" line
-    failure: str = ""          # the harness's or a sanitizer's report
+    rows: str = ""  # the harness's "runnable rows" line
+    failure: str = ""  # the harness's or a sanitizer's report
     returncode: int = 0
     log: str = ""
     wall: float = 0.0
@@ -81,26 +85,45 @@ class Campaign:
     results: list[FuzzResult] = field(default_factory=list)
 
 
-def run(binary: Path, seconds: float, corpus: Path, artifacts: Path, seed: int = 0,
-        extra: tuple[str, ...] = ()) -> FuzzResult:
+def run(
+    binary: Path,
+    seconds: float,
+    corpus: Path,
+    artifacts: Path,
+    seed: int = 0,
+    extra: tuple[str, ...] = (),
+) -> FuzzResult:
     """libFuzzer for `seconds` from `corpus` (grown in place); a crash input lands in
     `artifacts`."""
     corpus.mkdir(parents=True, exist_ok=True)
     artifacts.mkdir(parents=True, exist_ok=True)
     cmd = [
-        str(binary), f"-max_total_time={int(seconds)}", "-max_len=512", "-len_control=0",
-        "-timeout=120", "-rss_limit_mb=4096", "-print_final_stats=1",
-        f"-artifact_prefix={artifacts}/", *([f"-seed={seed}"] if seed else []), *extra,
+        str(binary),
+        f"-max_total_time={int(seconds)}",
+        "-max_len=512",
+        "-len_control=0",
+        "-timeout=120",
+        "-rss_limit_mb=4096",
+        "-print_final_stats=1",
+        f"-artifact_prefix={artifacts}/",
+        *([f"-seed={seed}"] if seed else []),
+        *extra,
         str(corpus),
     ]
     start = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                          timeout=seconds + 600,
-                          # the harness's "runnable rows" banner is wanted (set, even
-                          # empty, the variable silences it)
-                          env={k: v for k, v in os.environ.items() if k != "FUZZ_API_QUIET"})
-    result = FuzzResult(binary, seconds, returncode=proc.returncode, log=proc.stderr,
-                        wall=time.monotonic() - start)
+    proc = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=seconds + 600,
+        # the harness's "runnable rows" banner is wanted (set, even
+        # empty, the variable silences it)
+        env={k: v for k, v in os.environ.items() if k != "FUZZ_API_QUIET"},
+    )
+    result = FuzzResult(
+        binary, seconds, returncode=proc.returncode, log=proc.stderr, wall=time.monotonic() - start
+    )
     text = proc.stderr + proc.stdout
     done = re.search(r"Done (\d+) runs in", text)
     if done:
@@ -116,37 +139,67 @@ def run(binary: Path, seconds: float, corpus: Path, artifacts: Path, seed: int =
     crash = re.search(r"Test unit written to (\S+)", text)
     if crash:
         result.crash = Path(crash.group(1))
-    failure = re.search(r"^(fuzz-api: (?!archcrypt ).*|==\d+==ERROR: .*|.*runtime error: .*)$",
-                        text, flags=re.M)
+    failure = re.search(
+        r"^(fuzz-api: (?!archcrypt ).*|==\d+==ERROR: .*|.*runtime error: .*)$", text, flags=re.M
+    )
     result.failure = failure.group(0) if failure else ""
     return result
 
 
-def build_standalone(emulated: bool, asan: bool, break_: str | None = None,
-                     cc: str | None = None) -> Path:
+def build_standalone(
+    emulated: bool, asan: bool, break_: str | None = None, cc: str | None = None
+) -> Path:
     """fuzz-api-standalone (gcc, PRNG-driven): in emu-check's variants when `emulated`
     (the AVX-512 rows on the emulation; `break_` breaks intrinsics as EMU_BREAK does), else
     in asan-check's (`asan`) or the plain build; `cc` cross-compiles (static, for qemu)."""
     if emulated:
-        args = ["fuzz-standalone-emu", f"EMU_ASAN={1 if asan else 0}",
-                *([f"EMU_BREAK={break_}"] if break_ else [])]
+        args = [
+            "fuzz-standalone-emu",
+            f"EMU_ASAN={1 if asan else 0}",
+            *([f"EMU_BREAK={break_}"] if break_ else []),
+        ]
         printer = ["print-fuzz-standalone-emu", *args[1:]]
     else:
-        variant = ["VARIANT=-asan", "OPT=-O1 -fno-omit-frame-pointer",
-                   "CFLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all",
-                   "LDFLAGS=-fsanitize=address,undefined"] if asan else []
+        variant = (
+            [
+                "VARIANT=-asan",
+                "OPT=-O1 -fno-omit-frame-pointer",
+                "CFLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all",
+                "LDFLAGS=-fsanitize=address,undefined",
+            ]
+            if asan
+            else []
+        )
         args = ["fuzz-standalone", *variant, *([f"CC={cc}"] if cc else [])]
         printer = None
-    proc = subprocess.run(["make", "-s", "-C", str(NATIVE), f"-j{os.cpu_count() or 2}", *args],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["make", "-s", "-C", str(NATIVE), f"-j{os.cpu_count() or 2}", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"make {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
     if printer:
-        out = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(NATIVE), *printer],
-                             capture_output=True, text=True, check=True).stdout.strip()
+        out = subprocess.run(
+            ["make", "-s", "--no-print-directory", "-C", str(NATIVE), *printer],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return Path(out)
     triple = subprocess.run(
-        ["make", "-s", "--no-print-directory", "-C", str(NATIVE), "print-triple",
-         *([f"CC={cc}"] if cc else [])], capture_output=True, text=True, check=True,
+        [
+            "make",
+            "-s",
+            "--no-print-directory",
+            "-C",
+            str(NATIVE),
+            "print-triple",
+            *([f"CC={cc}"] if cc else []),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     return NATIVE / "build" / f"{triple}{'-asan' if asan else ''}" / "fuzz-api-standalone"

@@ -31,13 +31,20 @@ from pathlib import Path
 REQUEST_SCHEMA_CHECKS = ("negative_data_rejection", "positive_data_acceptance")
 # schemathesis' failure codes (`st explain`) of each check, as its reports name them.
 CODES = {
-    "ST101": "not_a_server_error", "ST102": "status_code_conformance",
-    "ST103": "content_type_conformance", "ST104": "response_headers_conformance",
-    "ST105": "response_schema_conformance", "ST201": "negative_data_rejection",
-    "ST202": "positive_data_acceptance", "ST203": "missing_required_header",
-    "ST204": "unsupported_method", "ST205": "allow_header_conformance",
-    "ST301": "use_after_free", "ST302": "ensure_resource_availability",
-    "ST401": "ignored_auth", "ST402": "object_level_authorization",
+    "ST101": "not_a_server_error",
+    "ST102": "status_code_conformance",
+    "ST103": "content_type_conformance",
+    "ST104": "response_headers_conformance",
+    "ST105": "response_schema_conformance",
+    "ST201": "negative_data_rejection",
+    "ST202": "positive_data_acceptance",
+    "ST203": "missing_required_header",
+    "ST204": "unsupported_method",
+    "ST205": "allow_header_conformance",
+    "ST301": "use_after_free",
+    "ST302": "ensure_resource_availability",
+    "ST401": "ignored_auth",
+    "ST402": "object_level_authorization",
 }
 
 
@@ -73,25 +80,51 @@ def executable() -> str:
     return found
 
 
-def run(base_url: str, token: str | None, workdir: Path, examples: int, seed: int = 11,
-        timeout: float = 3600) -> SchemaResult:
+def run(
+    base_url: str,
+    token: str | None,
+    workdir: Path,
+    examples: int,
+    seed: int = 11,
+    timeout: float = 3600,
+) -> SchemaResult:
     """Every check, every phase, `examples` per operation and phase; workers 1 (with more,
     CPython 3.11 < 3.11.8 may fail with "AST constructor recursion depth mismatch" in
     schemathesis' own code generation)."""
     workdir.mkdir(parents=True, exist_ok=True)
     junit = workdir / "schemathesis-junit.xml"
     cmd = [
-        executable(), "run", base_url + "/openapi.json",
-        "--checks", "all", "--max-examples", str(examples), "--seed", str(seed),
-        "--workers", "1", "--generation-database", "none", "--no-color",
-        "--continue-on-failure", "--report", "junit", "--report-junit-path", str(junit),
+        executable(),
+        "run",
+        base_url + "/openapi.json",
+        "--checks",
+        "all",
+        "--max-examples",
+        str(examples),
+        "--seed",
+        str(seed),
+        "--workers",
+        "1",
+        "--generation-database",
+        "none",
+        "--no-color",
+        "--continue-on-failure",
+        "--report",
+        "junit",
+        "--report-junit-path",
+        str(junit),
         *(["-H", f"Authorization: Bearer {token}"] if token else []),
     ]
     start = time.monotonic()
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir,
-                          check=False)
-    result = SchemaResult(examples, seconds=time.monotonic() - start,
-                          returncode=done.returncode, output=done.stdout + done.stderr)
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir, check=False
+    )
+    result = SchemaResult(
+        examples,
+        seconds=time.monotonic() - start,
+        returncode=done.returncode,
+        output=done.stdout + done.stderr,
+    )
     summary = re.search(r"Tested: (\d+)", done.stdout)
     result.operations = int(summary.group(1)) if summary else 0
     cases = re.search(r"(\d+) generated", done.stdout)

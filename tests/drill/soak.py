@@ -82,16 +82,34 @@ class Case:
     weight: int = 1
 
 
-def _json_case(name: str, path: str, body: dict[str, Any], expect: list[bytes],
-               weight: int = 1) -> Case:
-    return Case(name, "POST", path, json.dumps(body).encode(),
-                {"Content-Type": "application/json"}, 200, expect, weight)
+def _json_case(
+    name: str, path: str, body: dict[str, Any], expect: list[bytes], weight: int = 1
+) -> Case:
+    return Case(
+        name,
+        "POST",
+        path,
+        json.dumps(body).encode(),
+        {"Content-Type": "application/json"},
+        200,
+        expect,
+        weight,
+    )
 
 
-def _raw_case(name: str, path: str, body: bytes, headers: dict[str, str], expect: list[bytes],
-              weight: int = 1) -> Case:
-    return Case(name, "POST", path, body, {"Content-Type": "application/octet-stream", **headers},
-                200, expect, weight)
+def _raw_case(
+    name: str, path: str, body: bytes, headers: dict[str, str], expect: list[bytes], weight: int = 1
+) -> Case:
+    return Case(
+        name,
+        "POST",
+        path,
+        body,
+        {"Content-Type": "application/octet-stream", **headers},
+        200,
+        expect,
+        weight,
+    )
 
 
 def cases(named: dict[str, Any]) -> list[Case]:
@@ -104,93 +122,241 @@ def cases(named: dict[str, Any]) -> list[Case]:
         for alg, nonce in (("chacha20-poly1305", NONCE), ("xchacha20-poly1305", XNONCE)):
             sealed = reference_seal(alg, KEY, nonce, pt, aad)
             base = f"/v1/aead/{alg}"
-            out.append(_json_case(f"json seal {alg} {size}", base + "/seal",
-                                  {"key": b64(KEY), "nonce": b64(nonce), "plaintext": b64(pt),
-                                   "aad": b64(aad)}, [b64(sealed).encode()], 2))
-            out.append(_json_case(f"json open {alg} {size}", base + "/open",
-                                  {"key": b64(KEY), "nonce": b64(nonce), "ciphertext": b64(sealed),
-                                   "aad": b64(aad)}, [b64(pt).encode()], 2))
-            headers = {"Archcrypt-Key": b64(KEY), "Archcrypt-Nonce": b64(nonce),
-                       "Archcrypt-AAD": b64(aad)}
-            out.append(_raw_case(f"binary seal {alg} {size}", base + "/seal", pt, headers,
-                                 [sealed], 2))
-            out.append(_raw_case(f"binary open {alg} {size}", base + "/open", sealed, headers,
-                                 [pt], 2))
+            out.append(
+                _json_case(
+                    f"json seal {alg} {size}",
+                    base + "/seal",
+                    {"key": b64(KEY), "nonce": b64(nonce), "plaintext": b64(pt), "aad": b64(aad)},
+                    [b64(sealed).encode()],
+                    2,
+                )
+            )
+            out.append(
+                _json_case(
+                    f"json open {alg} {size}",
+                    base + "/open",
+                    {
+                        "key": b64(KEY),
+                        "nonce": b64(nonce),
+                        "ciphertext": b64(sealed),
+                        "aad": b64(aad),
+                    },
+                    [b64(pt).encode()],
+                    2,
+                )
+            )
+            headers = {
+                "Archcrypt-Key": b64(KEY),
+                "Archcrypt-Nonce": b64(nonce),
+                "Archcrypt-AAD": b64(aad),
+            }
+            out.append(
+                _raw_case(f"binary seal {alg} {size}", base + "/seal", pt, headers, [sealed], 2)
+            )
+            out.append(
+                _raw_case(f"binary open {alg} {size}", base + "/open", sealed, headers, [pt], 2)
+            )
         tag = poly1305.Poly1305.generate_tag(KEY, pt)
-        out.append(_json_case(f"json mac poly1305 {size}", "/v1/mac/poly1305",
-                              {"key": b64(KEY), "data": b64(pt)}, [b64(tag).encode()]))
-        out.append(_raw_case(f"binary mac poly1305 {size}", "/v1/mac/poly1305", pt,
-                             {"Archcrypt-Key": b64(KEY)}, [b64(tag).encode()]))
+        out.append(
+            _json_case(
+                f"json mac poly1305 {size}",
+                "/v1/mac/poly1305",
+                {"key": b64(KEY), "data": b64(pt)},
+                [b64(tag).encode()],
+            )
+        )
+        out.append(
+            _raw_case(
+                f"binary mac poly1305 {size}",
+                "/v1/mac/poly1305",
+                pt,
+                {"Archcrypt-Key": b64(KEY)},
+                [b64(tag).encode()],
+            )
+        )
         for alg in ("sha256", "sha512"):
             mac = std_hmac.new(HMAC_KEY, pt, alg).digest()
-            out.append(_json_case(f"json mac hmac-{alg} {size}", f"/v1/mac/hmac-{alg}",
-                                  {"key": b64(HMAC_KEY), "data": b64(pt)}, [b64(mac).encode()]))
-            out.append(_json_case(f"json verify hmac-{alg} {size}", f"/v1/mac/hmac-{alg}/verify",
-                                  {"key": b64(HMAC_KEY), "data": b64(pt), "tag": b64(mac)},
-                                  [b'"valid":true']))
-            out.append(_raw_case(f"binary verify hmac-{alg} {size}",
-                                 f"/v1/mac/hmac-{alg}/verify", pt,
-                                 {"Archcrypt-Key": b64(HMAC_KEY), "Archcrypt-Tag": b64(mac)},
-                                 [b'"valid":true']))
+            out.append(
+                _json_case(
+                    f"json mac hmac-{alg} {size}",
+                    f"/v1/mac/hmac-{alg}",
+                    {"key": b64(HMAC_KEY), "data": b64(pt)},
+                    [b64(mac).encode()],
+                )
+            )
+            out.append(
+                _json_case(
+                    f"json verify hmac-{alg} {size}",
+                    f"/v1/mac/hmac-{alg}/verify",
+                    {"key": b64(HMAC_KEY), "data": b64(pt), "tag": b64(mac)},
+                    [b'"valid":true'],
+                )
+            )
+            out.append(
+                _raw_case(
+                    f"binary verify hmac-{alg} {size}",
+                    f"/v1/mac/hmac-{alg}/verify",
+                    pt,
+                    {"Archcrypt-Key": b64(HMAC_KEY), "Archcrypt-Tag": b64(mac)},
+                    [b'"valid":true'],
+                )
+            )
             digest = hashlib.new(alg, pt).digest()
-            out.append(_json_case(f"json hash {alg} {size}", f"/v1/hash/{alg}",
-                                  {"data": b64(pt)}, [b64(digest).encode()]))
-            out.append(_raw_case(f"binary hash {alg} {size}", f"/v1/hash/{alg}", pt, {},
-                                 [b64(digest).encode()]))
+            out.append(
+                _json_case(
+                    f"json hash {alg} {size}",
+                    f"/v1/hash/{alg}",
+                    {"data": b64(pt)},
+                    [b64(digest).encode()],
+                )
+            )
+            out.append(
+                _raw_case(
+                    f"binary hash {alg} {size}", f"/v1/hash/{alg}", pt, {}, [b64(digest).encode()]
+                )
+            )
         blocks = pt[: size - size % 16]
         ct = camellia_ecb(CAMELLIA_KEY, blocks)
-        out.append(_json_case(f"json ecb encrypt {size}", "/v1/ecb/camellia/encrypt",
-                              {"key": b64(CAMELLIA_KEY), "data": b64(blocks)}, [b64(ct).encode()]))
-        out.append(_raw_case(f"binary ecb decrypt {size}", "/v1/ecb/camellia/decrypt", ct,
-                             {"Archcrypt-Key": b64(CAMELLIA_KEY)}, [blocks]))
+        out.append(
+            _json_case(
+                f"json ecb encrypt {size}",
+                "/v1/ecb/camellia/encrypt",
+                {"key": b64(CAMELLIA_KEY), "data": b64(blocks)},
+                [b64(ct).encode()],
+            )
+        )
+        out.append(
+            _raw_case(
+                f"binary ecb decrypt {size}",
+                "/v1/ecb/camellia/decrypt",
+                ct,
+                {"Archcrypt-Key": b64(CAMELLIA_KEY)},
+                [blocks],
+            )
+        )
 
     # the batch of every operation, 16 items of 256 bytes
     items = [payload(256, i) for i in range(16)]
     sealed = [reference_seal("chacha20-poly1305", KEY, NONCE, p, b"") for p in items]
-    out.append(_json_case("batch seal", "/v1/aead/chacha20-poly1305/seal/batch",
-                          {"items": [{"key": b64(KEY), "nonce": b64(NONCE), "plaintext": b64(p)}
-                                     for p in items]},
-                          [b64(s).encode() for s in sealed]))
-    out.append(_json_case("batch open", "/v1/aead/chacha20-poly1305/open/batch",
-                          {"items": [{"key": b64(KEY), "nonce": b64(NONCE), "ciphertext": b64(s)}
-                                     for s in sealed]},
-                          [b64(p).encode() for p in items]))
+    out.append(
+        _json_case(
+            "batch seal",
+            "/v1/aead/chacha20-poly1305/seal/batch",
+            {"items": [{"key": b64(KEY), "nonce": b64(NONCE), "plaintext": b64(p)} for p in items]},
+            [b64(s).encode() for s in sealed],
+        )
+    )
+    out.append(
+        _json_case(
+            "batch open",
+            "/v1/aead/chacha20-poly1305/open/batch",
+            {
+                "items": [
+                    {"key": b64(KEY), "nonce": b64(NONCE), "ciphertext": b64(s)} for s in sealed
+                ]
+            },
+            [b64(p).encode() for p in items],
+        )
+    )
     tags = [std_hmac.new(HMAC_KEY, p, "sha256").digest() for p in items]
-    out.append(_json_case("batch mac", "/v1/mac/hmac-sha256/batch",
-                          {"items": [{"key": b64(HMAC_KEY), "data": b64(p)} for p in items]},
-                          [b64(t).encode() for t in tags]))
-    out.append(_json_case("batch verify", "/v1/mac/hmac-sha256/verify/batch",
-                          {"items": [{"key": b64(HMAC_KEY), "data": b64(p), "tag": b64(t)}
-                                     for p, t in zip(items, tags, strict=True)]},
-                          [b'"valid":true']))
-    out.append(_json_case("batch hash", "/v1/hash/sha256/batch",
-                          {"messages": [b64(p) for p in items]},
-                          [b64(hashlib.sha256(p).digest()).encode() for p in items]))
-    out.append(_json_case("batch ecb", "/v1/ecb/camellia/encrypt/batch",
-                          {"items": [{"key": b64(CAMELLIA_KEY), "data": b64(p)} for p in items]},
-                          [b64(camellia_ecb(CAMELLIA_KEY, p)).encode() for p in items]))
+    out.append(
+        _json_case(
+            "batch mac",
+            "/v1/mac/hmac-sha256/batch",
+            {"items": [{"key": b64(HMAC_KEY), "data": b64(p)} for p in items]},
+            [b64(t).encode() for t in tags],
+        )
+    )
+    out.append(
+        _json_case(
+            "batch verify",
+            "/v1/mac/hmac-sha256/verify/batch",
+            {
+                "items": [
+                    {"key": b64(HMAC_KEY), "data": b64(p), "tag": b64(t)}
+                    for p, t in zip(items, tags, strict=True)
+                ]
+            },
+            [b'"valid":true'],
+        )
+    )
+    out.append(
+        _json_case(
+            "batch hash",
+            "/v1/hash/sha256/batch",
+            {"messages": [b64(p) for p in items]},
+            [b64(hashlib.sha256(p).digest()).encode() for p in items],
+        )
+    )
+    out.append(
+        _json_case(
+            "batch ecb",
+            "/v1/ecb/camellia/encrypt/batch",
+            {"items": [{"key": b64(CAMELLIA_KEY), "data": b64(p)} for p in items]},
+            [b64(camellia_ecb(CAMELLIA_KEY, p)).encode() for p in items],
+        )
+    )
 
     # named keys: seal answers a fresh ciphertext (checked by the sampler, which can unwrap
     # the key); open and verify of what the service made at start must give back our data
     aead, mac_key = named["aead"], named["hmac"]
-    out.append(_json_case("named seal", f"/v1/keys/{aead}/seal",
-                          {"plaintext": b64(named["plaintext"])}, [b'"ciphertext":"archcrypt:v1:'],
-                          2))
-    out.append(_json_case("named open", f"/v1/keys/{aead}/open",
-                          {"ciphertext": named["ciphertext"]}, [b64(named["plaintext"]).encode()],
-                          2))
-    out.append(_raw_case("named binary open", f"/v1/keys/{aead}/open", named["binary"], {},
-                         [named["plaintext"]], 2))
-    out.append(_json_case("named verify", f"/v1/keys/{mac_key}/verify",
-                          {"data": b64(named["plaintext"]), "tag": named["tag"]},
-                          [b'"valid":true']))
-    out.append(_json_case("named open batch", f"/v1/keys/{aead}/open/batch",
-                          {"items": [{"ciphertext": named["ciphertext"]}] * 8},
-                          [b64(named["plaintext"]).encode()]))
+    out.append(
+        _json_case(
+            "named seal",
+            f"/v1/keys/{aead}/seal",
+            {"plaintext": b64(named["plaintext"])},
+            [b'"ciphertext":"archcrypt:v1:'],
+            2,
+        )
+    )
+    out.append(
+        _json_case(
+            "named open",
+            f"/v1/keys/{aead}/open",
+            {"ciphertext": named["ciphertext"]},
+            [b64(named["plaintext"]).encode()],
+            2,
+        )
+    )
+    out.append(
+        _raw_case(
+            "named binary open",
+            f"/v1/keys/{aead}/open",
+            named["binary"],
+            {},
+            [named["plaintext"]],
+            2,
+        )
+    )
+    out.append(
+        _json_case(
+            "named verify",
+            f"/v1/keys/{mac_key}/verify",
+            {"data": b64(named["plaintext"]), "tag": named["tag"]},
+            [b'"valid":true'],
+        )
+    )
+    out.append(
+        _json_case(
+            "named open batch",
+            f"/v1/keys/{aead}/open/batch",
+            {"items": [{"ciphertext": named["ciphertext"]}] * 8},
+            [b64(named["plaintext"]).encode()],
+        )
+    )
     for path in ("/livez", "/readyz"):
         out.append(Case(f"GET {path}", "GET", path, None, {}, 200, []))
-    out.append(Case("GET /v1/keys/<name>", "GET", f"/v1/keys/{aead}", None, {}, 200,
-                    [f'"name":"{aead}"'.encode()]))
+    out.append(
+        Case(
+            "GET /v1/keys/<name>",
+            "GET",
+            f"/v1/keys/{aead}",
+            None,
+            {},
+            200,
+            [f'"name":"{aead}"'.encode()],
+        )
+    )
     return out
 
 
@@ -271,9 +437,20 @@ def serve(directory: Path, *args: str, ready_timeout: float = 60, **env: str) ->
     }
     with log.open("ab") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "archcrypt", "serve", "--host", "127.0.0.1", "--port",
-             str(port), *args],
-            stdout=out, stderr=subprocess.STDOUT, env=environment,
+            [
+                sys.executable,
+                "-m",
+                "archcrypt",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                *args,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=environment,
         )
     server = Server(process, port, log, directory / "data", kek_file)
     try:
@@ -293,8 +470,9 @@ def wait_ready(server: Server, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if server.process.poll() is not None:
-            raise RuntimeError(f"server exited with {server.process.returncode}:\n"
-                               f"{server.log.read_text()[-3000:]}")
+            raise RuntimeError(
+                f"server exited with {server.process.returncode}:\n{server.log.read_text()[-3000:]}"
+            )
         try:
             if httpx.get(server.base_url + "/readyz", timeout=1).status_code == 200:
                 return
@@ -316,13 +494,21 @@ def make_named_keys(client: httpx.Client) -> dict[str, Any]:
         assert created.status_code == 201, created.text
     plaintext = payload(200, 9)
     sealed = client.post(f"/v1/keys/{aead}/seal", json={"plaintext": b64(plaintext)})
-    binary = client.post(f"/v1/keys/{aead}/seal", content=plaintext,
-                         headers={"Content-Type": "application/octet-stream"})
+    binary = client.post(
+        f"/v1/keys/{aead}/seal",
+        content=plaintext,
+        headers={"Content-Type": "application/octet-stream"},
+    )
     tag = client.post(f"/v1/keys/{mac_key}/mac", json={"data": b64(plaintext)})
     assert sealed.status_code == binary.status_code == tag.status_code == 200
-    return {"aead": aead, "hmac": mac_key, "plaintext": plaintext,
-            "ciphertext": sealed.json()["ciphertext"], "binary": binary.content,
-            "tag": tag.json()["tag"]}
+    return {
+        "aead": aead,
+        "hmac": mac_key,
+        "plaintext": plaintext,
+        "ciphertext": sealed.json()["ciphertext"],
+        "binary": binary.content,
+        "tag": tag.json()["tag"],
+    }
 
 
 def key_material(server: Server, name: str, version: int = 1) -> bytes:
@@ -335,7 +521,9 @@ def key_material(server: Server, name: str, version: int = 1) -> bytes:
     with sqlite3.connect(server.data_dir / "keys.sqlite3") as db:
         row = db.execute(
             "SELECT k.type, v.wrapped FROM archcrypt_keys k JOIN archcrypt_key_versions v "
-            "ON v.name = k.name WHERE k.name = ? AND v.version = ?", (name, version)).fetchone()
+            "ON v.name = k.name WHERE k.name = ? AND v.version = ?",
+            (name, version),
+        ).fetchone()
     key_type, wrapped = row
     (kek,) = read_keks(server.kek_file)
     return unwrap(kek, name, version, key_type, bytes(wrapped))
@@ -348,12 +536,18 @@ def key_material(server: Server, name: str, version: int = 1) -> bytes:
 class SamplerStats:
     checked: int = 0
     wrong: int = 0
-    failed: int = 0          # transport errors or unexpected statuses
+    failed: int = 0  # transport errors or unexpected statuses
     first_problem: str = ""
 
 
-def sampler(server: Server, named: dict[str, Any], material: bytes, stop: threading.Event,
-            stats: SamplerStats, rate: float = 5.0) -> None:
+def sampler(
+    server: Server,
+    named: dict[str, Any],
+    material: bytes,
+    stop: threading.Event,
+    stats: SamplerStats,
+    rate: float = 5.0,
+) -> None:
     from tests.service.test_keys import reference_open_text
 
     rng = random.Random(7)
@@ -363,11 +557,15 @@ def sampler(server: Server, named: dict[str, Any], material: bytes, stop: thread
         alg = rng.choice(("chacha20-poly1305", "xchacha20-poly1305"))
         key, pt, aad = rng.randbytes(32), rng.randbytes(rng.randrange(0, 5000)), rng.randbytes(9)
         nonce = rng.randbytes(12 if alg == "chacha20-poly1305" else 24)
-        r = client.post(f"/v1/aead/{alg}/seal", json={"key": b64(key), "nonce": b64(nonce),
-                                                      "plaintext": b64(pt), "aad": b64(aad)})
+        r = client.post(
+            f"/v1/aead/{alg}/seal",
+            json={"key": b64(key), "nonce": b64(nonce), "plaintext": b64(pt), "aad": b64(aad)},
+        )
         ct = base64.b64decode(r.json()["ciphertext"])
-        return ct == reference_seal(alg, key, nonce, pt, aad) and \
-            reference_open(alg, key, nonce, ct, aad) == pt
+        return (
+            ct == reference_seal(alg, key, nonce, pt, aad)
+            and reference_open(alg, key, nonce, ct, aad) == pt
+        )
 
     def named_seal(client: httpx.Client) -> bool:
         pt = rng.randbytes(rng.randrange(0, 3000))
@@ -378,8 +576,9 @@ def sampler(server: Server, named: dict[str, Any], material: bytes, stop: thread
     def digest(client: httpx.Client) -> bool:
         alg = rng.choice(("sha224", "sha256", "sha384", "sha512"))
         data = rng.randbytes(rng.randrange(0, 9000))
-        r = client.post(f"/v1/hash/{alg}", content=data,
-                        headers={"Content-Type": "application/octet-stream"})
+        r = client.post(
+            f"/v1/hash/{alg}", content=data, headers={"Content-Type": "application/octet-stream"}
+        )
         return base64.b64decode(r.json()["digest"]) == hashlib.new(alg, data).digest()
 
     def ecb(client: httpx.Client) -> bool:
@@ -448,8 +647,8 @@ class SoakResult:
     checked_answers: int = 0
     sampler_checked: int = 0
     sampler_errors: int = 0
-    rss_start_mib: float = 0.0     # median of 10 samples after the warm-up (5 of 10..19)
-    rss_end_mib: float = 0.0       # median of the last 10 (5)
+    rss_start_mib: float = 0.0  # median of 10 samples after the warm-up (5 of 10..19)
+    rss_end_mib: float = 0.0  # median of the last 10 (5)
     rss_peak_mib: float = 0.0
     fds_min: int = 0
     fds_max: int = 0
@@ -471,8 +670,12 @@ class SoakResult:
 
     @property
     def ok(self) -> bool:
-        return (self.errors == 0 and self.requests > 0 and self.rss_growth < 0.10
-                and self.fds_max - self.fds_min <= 4)
+        return (
+            self.errors == 0
+            and self.requests > 0
+            and self.rss_growth < 0.10
+            and self.fds_max - self.fds_min <= 4
+        )
 
     def summary(self) -> dict[str, Any]:
         out = asdict(self)
@@ -482,9 +685,14 @@ class SoakResult:
         return out
 
 
-def run(seconds: float, directory: Path | None = None, connections: int = 16,
-        warmup: float | None = None, progress: Callable[[str], None] | None = None,
-        tamper: bool = False) -> SoakResult:
+def run(
+    seconds: float,
+    directory: Path | None = None,
+    connections: int = 16,
+    warmup: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    tamper: bool = False,
+) -> SoakResult:
     """`tamper`: after the preflight, one expected answer is changed by a byte, so that the
     run must count wrong answers (the check can fail)."""
     wrk = shutil.which("wrk")
@@ -509,15 +717,35 @@ def run(seconds: float, directory: Path | None = None, connections: int = 16,
         material = key_material(server, named["aead"])
         stop = threading.Event()
         stats = SamplerStats()
-        sampler_thread = threading.Thread(target=sampler, daemon=True,
-                                          args=(server, named, material, stop, stats))
-        say(f"soak: {len(rotation)} requests over {result.routes} routes, {connections} "
+        sampler_thread = threading.Thread(
+            target=sampler, daemon=True, args=(server, named, material, stop, stats)
+        )
+        say(
+            f"soak: {len(rotation)} requests over {result.routes} routes, {connections} "
             f"connections, {seconds:.0f} s (warm-up {warmup:.0f} s), "
-            f"server pid {server.process.pid}")
+            f"server pid {server.process.pid}"
+        )
         load = subprocess.Popen(
-            [wrk, "-t", "1", "-c", str(connections), "-d", f"{int(seconds)}s", "--timeout", "10s",
-             "--latency", "-s", str(LUA), server.base_url, "--", str(cases_file)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                wrk,
+                "-t",
+                "1",
+                "-c",
+                str(connections),
+                "-d",
+                f"{int(seconds)}s",
+                "--timeout",
+                "10s",
+                "--latency",
+                "-s",
+                str(LUA),
+                server.base_url,
+                "--",
+                str(cases_file),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         sampler_thread.start()
         start = time.monotonic()
@@ -528,9 +756,11 @@ def run(seconds: float, directory: Path | None = None, connections: int = 16,
             if s is not None:
                 result.samples.append(s)
             if now >= next_report:
-                say(f"soak: {now - start:4.0f} s  rss {s.rss / 2**20 if s else 0:6.1f} MiB  "
+                say(
+                    f"soak: {now - start:4.0f} s  rss {s.rss / 2**20 if s else 0:6.1f} MiB  "
                     f"fds {s.fds if s else 0}  sampled answers {stats.checked} "
-                    f"(wrong {stats.wrong}, failed {stats.failed})")
+                    f"(wrong {stats.wrong}, failed {stats.failed})"
+                )
                 next_report += 30
             time.sleep(max(0.0, 1.0 - (time.monotonic() - now)))
         stop.set()
@@ -547,8 +777,12 @@ def run(seconds: float, directory: Path | None = None, connections: int = 16,
     result.requests_per_second = figures["requests"] / (figures["duration_us"] / 1e6)
     result.p50_ms, result.p99_ms = figures["p50_us"] / 1000, figures["p99_us"] / 1000
     result.max_ms = figures["max_us"] / 1000
-    result.socket_errors = (figures["connect_errors"] + figures["read_errors"]
-                            + figures["write_errors"] + figures["timeouts"])
+    result.socket_errors = (
+        figures["connect_errors"]
+        + figures["read_errors"]
+        + figures["write_errors"]
+        + figures["timeouts"]
+    )
     result.bad_status = figures["bad_status"] + figures["unattributed"]
     result.wrong_answers = figures["mismatches"] + stats.wrong
     result.checked_answers = figures["checked"]
@@ -570,7 +804,10 @@ def preflight(client: httpx.Client, rotation: list[Case]) -> None:
     """Each request once before the load: a wrong expectation shows here, by name."""
     for case in rotation:
         response = client.request(case.method, case.path, content=case.body, headers=case.headers)
-        assert response.status_code == case.status, (case.name, response.status_code,
-                                                     response.text[:500])
+        assert response.status_code == case.status, (
+            case.name,
+            response.status_code,
+            response.text[:500],
+        )
         for want in case.expect:
             assert want in response.content, (case.name, want[:80], response.content[:300])

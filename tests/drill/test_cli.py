@@ -37,12 +37,19 @@ def drills(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[cli.Options]]:
         def run(o: cli.Options) -> cli.Section:
             calls.setdefault(name, []).append(o)
             return fn(o)
+
         return run
 
-    monkeypatch.setattr(cli, "DRILLS", {"fuzz": record("fuzz", _passing),
-                                        "ct": record("ct", _failing),
-                                        "schema": record("schema", _raising),
-                                        "soak": record("soak", _passing)})
+    monkeypatch.setattr(
+        cli,
+        "DRILLS",
+        {
+            "fuzz": record("fuzz", _passing),
+            "ct": record("ct", _failing),
+            "schema": record("schema", _raising),
+            "soak": record("soak", _passing),
+        },
+    )
     return calls
 
 
@@ -51,11 +58,14 @@ def test_a_failed_or_broken_drill_exits_1_and_is_named(
 ) -> None:
     doc = tmp_path / "RELIABILITY.md"
     # the prose names the markers; only the lines that are markers count
-    doc.write_text(f"# Reliability\n\nprose before, between `{cli.BEGIN}` and `{cli.END}`\n\n"
-                   f"{cli.BEGIN}\nold figures\n{cli.END}\n\nprose after\n")
+    doc.write_text(
+        f"# Reliability\n\nprose before, between `{cli.BEGIN}` and `{cli.END}`\n\n"
+        f"{cli.BEGIN}\nold figures\n{cli.END}\n\nprose after\n"
+    )
     figures = tmp_path / "drill.json"
-    status = cli.main(["--quick", "--workdir", str(tmp_path), "--write", str(doc),
-                       "--json", str(figures)])
+    status = cli.main(
+        ["--quick", "--workdir", str(tmp_path), "--write", str(doc), "--json", str(figures)]
+    )
     assert status == 1
     assert list(drills) == ["fuzz", "ct", "schema", "soak"]  # each ran once, in order
     assert drills["soak"][0].soak_seconds == 60 and drills["fuzz"][0].fuzz_seconds == 30
@@ -65,7 +75,8 @@ def test_a_failed_or_broken_drill_exits_1_and_is_named(
     assert "FAILED: Failing drill; schema" in err
     written = doc.read_text()
     assert written.startswith(
-        f"# Reliability\n\nprose before, between `{cli.BEGIN}` and `{cli.END}`\n\n{cli.BEGIN}\n")
+        f"# Reliability\n\nprose before, between `{cli.BEGIN}` and `{cli.END}`\n\n{cli.BEGIN}\n"
+    )
     assert written.endswith("prose after\n")
     assert "old figures" not in written
     assert "### Passing drill: pass" in written and "### Failing drill: FAIL" in written
@@ -78,8 +89,12 @@ def test_all_passed_exits_0_and_only_the_named_drills_run(
     drills: dict[str, list[cli.Options]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     doc = tmp_path / "new.md"  # no markers yet: they are added
-    assert cli.main(["soak", "fuzz", "--soak-seconds", "5", "--workdir", str(tmp_path),
-                     "--write", str(doc)]) == 0
+    assert (
+        cli.main(
+            ["soak", "fuzz", "--soak-seconds", "5", "--workdir", str(tmp_path), "--write", str(doc)]
+        )
+        == 0
+    )
     assert list(drills) == ["fuzz", "soak"]
     assert drills["soak"][0].soak_seconds == 5 and drills["fuzz"][0].fuzz_seconds == 300
     assert "all passed" in capsys.readouterr().err
@@ -97,8 +112,18 @@ def test_a_wrong_answer_in_the_soak_fails_the_drill(
     counted too, and the drill exits 1 with it in its table (main(), as `python -m
     tests.drill soak --tamper` calls it)."""
     figures = tmp_path / "drill.json"
-    status = cli.main(["soak", "--soak-seconds", "2", "--tamper", "--workdir", str(tmp_path),
-                       "--json", str(figures)])
+    status = cli.main(
+        [
+            "soak",
+            "--soak-seconds",
+            "2",
+            "--tamper",
+            "--workdir",
+            str(tmp_path),
+            "--json",
+            str(figures),
+        ]
+    )
     out, err = capsys.readouterr()
     assert status == 1, out[-3000:] + err[-3000:]
     (section,) = json.loads(figures.read_text())

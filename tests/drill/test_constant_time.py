@@ -31,12 +31,14 @@ def under_valgrind(binary: Path) -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def results(binary: Path, under_valgrind: list[tuple[str, str]],
-            tmp_path_factory: pytest.TempPathFactory) -> list[ct.RowResult]:
+def results(
+    binary: Path, under_valgrind: list[tuple[str, str]], tmp_path_factory: pytest.TempPathFactory
+) -> list[ct.RowResult]:
     # the rows over two valgrind processes (a start-up per row would cost more than the
     # checks), each finding under the row whose marker precedes it
-    return ct.run_all(under_valgrind, binary, tmp_path_factory.mktemp("ctgrind"), jobs=2,
-                      batched=True)
+    return ct.run_all(
+        under_valgrind, binary, tmp_path_factory.mktemp("ctgrind"), jobs=2, batched=True
+    )
 
 
 def test_every_row_valgrind_runs_is_checked(results: list[ct.RowResult]) -> None:
@@ -47,14 +49,16 @@ def test_every_row_valgrind_runs_is_checked(results: list[ct.RowResult]) -> None
     assert ("camellia", "portable") in checked
 
 
-@pytest.mark.parametrize("table", ["chacha20", "poly1305", "chacha20-poly1305", "sha256",
-                                   "sha512", "camellia"])
+@pytest.mark.parametrize(
+    "table", ["chacha20", "poly1305", "chacha20-poly1305", "sha256", "sha512", "camellia"]
+)
 def test_no_secret_dependent_branch_or_address(results: list[ct.RowResult], table: str) -> None:
     for r in results:
         if r.table != table or r.exception:
             continue
         assert r.answers_ok, (
-            f"{r.table}/{r.row} gave wrong answers under valgrind:\n{r.log[-3000:]}")
+            f"{r.table}/{r.row} gave wrong answers under valgrind:\n{r.log[-3000:]}"
+        )
         assert not r.findings, f"{r.table}/{r.row}:\n" + "\n".join(
             f"{n} x {label}" for label, n in ct.summarize(r.findings)
         )
@@ -71,16 +75,21 @@ def test_the_portable_camellia_lookups_are_found(results: list[ct.RowResult]) ->
     assert all("client request" in f.origin for f in portable.findings), portable.findings[:3]
 
 
-def test_hidden_from_valgrind_rows_are_listed(binary: Path,
-                                              under_valgrind: list[tuple[str, str]]) -> None:
+def test_hidden_from_valgrind_rows_are_listed(
+    binary: Path, under_valgrind: list[tuple[str, str]]
+) -> None:
     """Rows this CPU runs that valgrind's CPUID hides (SHA-NI, VAES, AVX-512, GFNI on
     valgrind 3.19) are reported as not covered, never silently skipped."""
     native = set(ct.list_rows([], binary))
     under = set(under_valgrind)
     assert under <= native
     hidden = native - under
-    features = set(subprocess.run([str(binary), "--list"], capture_output=True, text=True,
-                                  check=True).stdout.splitlines()[0].split(":", 1)[1].split())
+    features = set(
+        subprocess.run([str(binary), "--list"], capture_output=True, text=True, check=True)
+        .stdout.splitlines()[0]
+        .split(":", 1)[1]
+        .split()
+    )
     if "sha_ni" in features:
         assert ("sha256", "sha_ni") in hidden
     if "vaes" in features:

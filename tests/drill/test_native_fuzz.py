@@ -17,12 +17,16 @@ import pytest
 
 from . import fuzzing
 
-SECONDS = 8        # of PRNG inputs under ASan: thousands of runs, every row many times
+SECONDS = 8  # of PRNG inputs under ASan: thousands of runs, every row many times
 BROKEN_SECONDS = 30  # a bound: the broken build fails within its first inputs
 # The break variant tests/cross/test_emulated_avx512.py builds (its build is reused).
 BROKEN = "MADD52HI ROL_EPI32 GF2P8AFFINEINV ROR_EPI64"
-BROKEN_ROWS = {"poly1305": "avx512ifma", "chacha20": "avx512", "camellia": "gfni_avx512",
-               "sha512": "avx512"}
+BROKEN_ROWS = {
+    "poly1305": "avx512ifma",
+    "chacha20": "avx512",
+    "camellia": "gfni_avx512",
+    "sha512": "avx512",
+}
 
 
 def _rows(banner: str) -> dict[str, set[str]]:
@@ -37,8 +41,13 @@ def emulated() -> bool:
 
 def test_every_runnable_row_agrees_with_portable_under_asan(emulated: bool) -> None:
     binary = fuzzing.build_standalone(emulated=emulated, asan=True)
-    proc = subprocess.run([str(binary), f"-max_total_time={SECONDS}", "-seed=17"],
-                          capture_output=True, text=True, timeout=SECONDS + 300, check=False)
+    proc = subprocess.run(
+        [str(binary), f"-max_total_time={SECONDS}", "-seed=17"],
+        capture_output=True,
+        text=True,
+        timeout=SECONDS + 300,
+        check=False,
+    )
     log = proc.stdout[-3000:] + proc.stderr[-6000:]
     assert proc.returncode == 0, log
     runs = int(re.search(r"Done (\d+) runs", proc.stdout).group(1))  # type: ignore[union-attr]
@@ -60,12 +69,22 @@ def test_a_broken_kernel_is_found(emulated: bool) -> None:
     if not emulated:
         pytest.skip("this CPU has AVX-512: the emulated break variant is not the rows it runs")
     binary = fuzzing.build_standalone(emulated=True, asan=False, break_=BROKEN)
-    proc = subprocess.run([str(binary), f"-max_total_time={BROKEN_SECONDS}", "-seed=17"],
-                          capture_output=True, text=True, timeout=BROKEN_SECONDS + 300,
-                          check=False)
+    proc = subprocess.run(
+        [str(binary), f"-max_total_time={BROKEN_SECONDS}", "-seed=17"],
+        capture_output=True,
+        text=True,
+        timeout=BROKEN_SECONDS + 300,
+        check=False,
+    )
     assert proc.returncode != 0, f"broken {BROKEN} not found:\n{proc.stderr[-3000:]}"
-    failure = next((ln for ln in proc.stderr.splitlines()
-                    if ln.startswith("fuzz-api: ") and "runnable rows" not in ln), "")
+    failure = next(
+        (
+            ln
+            for ln in proc.stderr.splitlines()
+            if ln.startswith("fuzz-api: ") and "runnable rows" not in ln
+        ),
+        "",
+    )
     # e.g. "camellia-256/gfni_avx512 85 blocks ...: encrypt != portable", or an AEAD over
     # "chacha20=avx512"
     assert any(re.search(rf"\b{t}(-\d+)?[=/]{r}\b", failure) for t, r in BROKEN_ROWS.items()), (

@@ -37,4 +37,3 @@ def test_soak(wrk: str, tmp_path: Path) -> None:
     assert result.rss_growth < 0.10, figures
     assert result.fds_max - result.fds_min <= 4, figures
     assert result.routes >= 20, figures
-

@@ -92,8 +92,9 @@ def test_wrong_method_is_405(client: httpx.Client, method: str, path: str) -> No
     ("path", "methods"),
     [("/v1/keys", {"GET", "HEAD", "POST"}), ("/v1/keys/k", {"DELETE", "GET", "HEAD", "PATCH"})],
 )
-def test_405_allows_every_method_of_the_path(client: httpx.Client, path: str,
-                                             methods: set[str]) -> None:
+def test_405_allows_every_method_of_the_path(
+    client: httpx.Client, path: str, methods: set[str]
+) -> None:
     """Each method of these paths is a route of its own; Allow names them all (RFC 9110
     section 15.5.6), not only the first route's (schemathesis' allow_header_conformance)."""
     response = client.request("OPTIONS", path)

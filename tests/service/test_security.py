@@ -27,7 +27,6 @@ import pytest
 from archcrypt.config import Settings
 
 from ..drill import schema
-
 from .helpers import assert_problem, b64, metric_value, reference_seal
 from .security_helpers import (
     ALL_SCOPES,
@@ -421,8 +420,9 @@ def test_schemathesis_conformance_finds_nothing(secured: Running, tokens: Tokens
     content type, header or body the document does not declare, no Allow header short of
     the path's methods, auth never ignored. The two checks that judge the request schemas'
     precision are counted only (see schema.py)."""
-    result = schema.run(secured.base_url, tokens.full, secured.log.parent / "schemathesis",
-                        examples=10, timeout=600)
+    result = schema.run(
+        secured.base_url, tokens.full, secured.log.parent / "schemathesis", examples=10, timeout=600
+    )
     assert result.ok, (result.failures, result.errors, result.output[-6000:])
     assert result.operations >= 30, result.output[-3000:]
 
