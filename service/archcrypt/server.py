@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import ssl
 import sys
@@ -54,6 +55,8 @@ logger = logging.getLogger("archcrypt")
 HANDSHAKE_TIMEOUT_ENV: Final = "ARCHCRYPT_HEADER_TIMEOUT_SECONDS"
 # How long a connection we answered and are closing drains what its client still sends.
 LINGER_SECONDS: Final = 2.0
+NEVER: Final = math.inf  # a deadline not armed
+TIMER_SLACK: Final = 0.001
 
 
 @dataclass(frozen=True)
@@ -129,13 +132,13 @@ class _Deadlines:
     connections: set[Any]
 
     limits: ConnectionLimits
-    _head_timer: asyncio.TimerHandle | None
-    _body_timer: asyncio.TimerHandle | None
-    _request_timer: asyncio.TimerHandle | None
 
     def _init_limits(self) -> None:
         self.limits = getattr(self.config, "limits", None) or ConnectionLimits()
-        self._head_timer = self._body_timer = self._request_timer = None
+        # The three deadlines, absolute loop times (NEVER: not armed), and one timer.
+        self._head_deadline = self._body_deadline = self._request_deadline = NEVER
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = NEVER
         self._awaiting_head = True
         self._partial_head = False
         self._in_body = False
@@ -145,56 +148,81 @@ class _Deadlines:
         self._lingering = False
         self._raw_head = 0  # bytes received while waiting for the head, whatever the parser
 
-    # -- timers -----------------------------------------------------------------------------
+    # -- deadlines ----------------------------------------------------------------------------
+    # Arming or clearing a deadline is an attribute write. The connection's one timer is set
+    # for the earliest deadline and only ever moved earlier; when it fires it acts on the
+    # deadlines that have passed and sets itself for the next one. Deadlines mostly move
+    # later (each body read, each request of a keep-alive connection), so a request costs no
+    # timer handle at all, where a timer per deadline cost four handles created and cancelled
+    # a request: ~10 % of a 64 B request's CPU (bench/service).
 
-    def _cancel(self, name: str) -> None:
-        timer = getattr(self, name)
-        if timer is not None:
-            timer.cancel()
-            setattr(self, name, None)
+    def _arm(self, at: float) -> None:
+        if at < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = self.loop.call_at(at, self._on_timer)
+            self._timer_at = at
+
+    def _on_timer(self) -> None:
+        self._timer, self._timer_at = None, NEVER
+        now = self.loop.time() + TIMER_SLACK  # a loop may run a timer a tick early
+        if self._head_deadline <= now:
+            self._head_deadline = NEVER
+            self._head_timed_out()
+        elif min(self._body_deadline, self._request_deadline) <= now:
+            if self._body_deadline <= self._request_deadline:
+                self._body_deadline = NEVER
+                self._body_timed_out()
+            else:
+                self._request_deadline = NEVER
+                self._request_timed_out()
+        earliest = min(self._head_deadline, self._body_deadline, self._request_deadline)
+        if earliest < NEVER:
+            self._arm(earliest)
 
     def _await_head(self) -> None:
         self._awaiting_head = True
         self._partial_head = False
         self._head_bytes = self._head_count = self._raw_head = 0
-        self._cancel("_head_timer")
-        self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)
+        self._head_deadline = at = self.loop.time() + self.limits.header_timeout
+        self._arm(at)
 
     def _head_complete(self) -> None:
         self._awaiting_head = False
-        self._cancel("_head_timer")
-        self._cancel("_request_timer")
-        self._request_timer = self.loop.call_later(
-            self.limits.request_timeout, self._request_timed_out
-        )
+        self._head_deadline = NEVER
+        self._request_deadline = at = self.loop.time() + self.limits.request_timeout
+        self._arm(at)
         self._in_body = True
         self._arm_body()
 
     def _arm_body(self) -> None:
-        self._cancel("_body_timer")
         if self._in_body and not self.flow.read_paused:
-            self._body_timer = self.loop.call_later(self.limits.body_timeout, self._body_timed_out)
+            self._body_deadline = at = self.loop.time() + self.limits.body_timeout
+            self._arm(at)
+        else:
+            self._body_deadline = NEVER
 
     def _body_complete(self) -> None:
         self._in_body = False
-        self._cancel("_body_timer")
+        self._body_deadline = NEVER
 
     def _reading_paused(self, paused: bool) -> None:
         if paused:
-            self._cancel("_body_timer")
+            self._body_deadline = NEVER
         else:
             self._arm_body()
 
     def _cancel_all(self) -> None:
-        for name in ("_head_timer", "_body_timer", "_request_timer"):
-            self._cancel(name)
+        self._head_deadline = self._body_deadline = self._request_deadline = NEVER
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer, self._timer_at = None, NEVER
 
     def _serving(self) -> bool:
         cycle = self.cycle
         return cycle is not None and not cycle.response_complete
 
     def _head_timed_out(self) -> None:
-        self._head_timer = None
         if self._serving() or self.transport.is_closing():
             return  # a pipelined head came with the previous request: the request deadline holds
         if self._partial_head:
@@ -206,14 +234,12 @@ class _Deadlines:
             self.transport.close()  # idle: nobody to answer
 
     def _body_timed_out(self) -> None:
-        self._body_timer = None
         self._abort(
             REQUEST_TIMEOUT,
             f"No body bytes arrived for {self.limits.body_timeout:g} s.",
         )
 
     def _request_timed_out(self) -> None:
-        self._request_timer = None
         if self._in_body:
             self._abort(
                 REQUEST_TIMEOUT,
@@ -376,7 +402,7 @@ class ArchcryptH11Protocol(_Deadlines, H11Protocol):
 
     def on_response_complete(self) -> None:
         # Before uvicorn's: it may go on to a pipelined request, whose head then arms its own.
-        self._cancel("_request_timer")
+        self._request_deadline = NEVER
         self._body_complete()
         self._await_head()
         super().on_response_complete()
@@ -443,7 +469,7 @@ if HttpToolsProtocol is not None:
             self._body_complete()
 
         def on_response_complete(self) -> None:
-            self._cancel("_request_timer")
+            self._request_deadline = NEVER
             self._body_complete()
             self._await_head()
             super().on_response_complete()
