@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
+from ..crypto._lib import lib
+
 KeyTypeName = Literal[
     "xchacha20-poly1305",
     "chacha20-poly1305",
@@ -46,18 +48,35 @@ class KeyType:
         return ("mac", "verify")
 
 
-# HMAC keys are as long as the hash's block would suggest for full strength: 32 bytes for
-# the 256-bit family, 64 for SHA-384/512 (RFC 2104 section 3: at least the output length).
+# Sizes come from the library's size enum (archcrypt_api.h), as the crypto facade reads them.
+# HMAC keys are as long as the hash's full internal state, for full strength: SHA-224/256's
+# 32 bytes, SHA-384/512's 64 (RFC 2104 section 3: at least the output length).
+_AEAD_KEY: Final[int] = lib.ARCHCRYPT_AEAD_KEY_SIZE
+_HMAC_256_KEY: Final[int] = lib.ARCHCRYPT_SHA256_DIGEST_SIZE
+_HMAC_512_KEY: Final[int] = lib.ARCHCRYPT_SHA512_DIGEST_SIZE
 KEY_TYPES: Final = MappingProxyType(
     {
         t.name: t
         for t in (
-            KeyType("xchacha20-poly1305", "aead", 32, format_id=2, nonce_size=24),
-            KeyType("chacha20-poly1305", "aead", 32, format_id=1, nonce_size=12, nonce_budget=True),
-            KeyType("hmac-sha224", "hmac", 32),
-            KeyType("hmac-sha256", "hmac", 32),
-            KeyType("hmac-sha384", "hmac", 64),
-            KeyType("hmac-sha512", "hmac", 64),
+            KeyType(
+                "xchacha20-poly1305",
+                "aead",
+                _AEAD_KEY,
+                format_id=2,
+                nonce_size=lib.ARCHCRYPT_XCHACHA20POLY1305_NONCE_SIZE,
+            ),
+            KeyType(
+                "chacha20-poly1305",
+                "aead",
+                _AEAD_KEY,
+                format_id=1,
+                nonce_size=lib.ARCHCRYPT_CHACHA20POLY1305_NONCE_SIZE,
+                nonce_budget=True,
+            ),
+            KeyType("hmac-sha224", "hmac", _HMAC_256_KEY),
+            KeyType("hmac-sha256", "hmac", _HMAC_256_KEY),
+            KeyType("hmac-sha384", "hmac", _HMAC_512_KEY),
+            KeyType("hmac-sha512", "hmac", _HMAC_512_KEY),
         )
     }
 )
