@@ -133,21 +133,25 @@ def test_aead_dispatch_ladder_under_emulated_avx512(masked: str, expected: dict[
     assert {alg: dispatch[alg] for alg in expected} == expected, out
 
 
-def test_host_build_does_not_claim_the_emulated_features() -> None:
-    """ARCHCRYPT_EMULATED_FEATURES belongs to the emu512 variant only."""
+def test_host_build_claims_exactly_the_cpus_features() -> None:
+    """ARCHCRYPT_EMULATED_FEATURES belongs to the emu512 variant only: the host build reports
+    the AVX-512/GFNI features /proc/cpuinfo lists and no other, and picks the AVX-512 rows
+    exactly when the CPU has all of them (natively, on an AVX-512 host)."""
     flags = set(
         re.findall(r"^flags\s*:(.*)$", Path("/proc/cpuinfo").read_text(), flags=re.M)[0].split()
     )
-    if "avx512f" in flags:
-        pytest.skip("this CPU has AVX-512")
     triple = make("-s", "print-triple").stdout.strip()
     make("selftest")
     out = subprocess.run(
         [str(NATIVE / "build" / triple / "selftest")], capture_output=True, text=True, check=False
     ).stdout
-    assert not (EMULATED_FEATURES & parse_features(out)), "the host build reports AVX-512"
+    assert EMULATED_FEATURES & parse_features(out) == EMULATED_FEATURES & flags, out
     dispatch = parse_dispatch(out)
-    assert all(dispatch[alg] != impl for alg, impl in AVX512_ROWS.items()), dispatch
+    if flags >= EMULATED_FEATURES:
+        assert {alg: dispatch[alg] for alg in AVX512_ROWS} == AVX512_ROWS, out
+        assert dispatch["chacha20-poly1305"] == AEAD_ROW, out
+    elif "avx512f" not in flags:
+        assert all(dispatch[alg] != impl for alg, impl in AVX512_ROWS.items()), dispatch
 
 
 # Each run breaks intrinsics that the kernels named use (one build for several; a break
