@@ -16,9 +16,15 @@ Status codes beyond the common ones:
 - 409 key-version-retired: a ciphertext or tag of a version below min_decryption_version
   (nothing is decrypted or verified); 409 key-exists, deletion-not-allowed and
   nonce-budget-exhausted likewise name a state of the key;
-- 400 invalid-ciphertext: not a ciphertext or tag of this format, or of a version the key
-  never had; 400 authentication-failed: it does not authenticate (tampered, wrong AAD,
-  another key's);
+- 400 authentication-failed: a ciphertext given to open or rewrap (JSON, batch item or
+  binary) that is malformed (an edited prefix, a truncation, another format or algorithm),
+  names a version the key never had, or does not authenticate (tampered, wrong AAD, another
+  key's): one answer and one detail for all, so a forger learns nothing about which part
+  was wrong. Only a version below min_decryption_version is told apart (409 above): that is
+  the key's policy, not a secret. A `ciphertext` that is no string at all is a 422 like
+  any other field's;
+- 400 invalid-ciphertext: an HMAC tag given to verify that is not of this format (a tag of
+  a version the key never had verifies as false);
 - 503 keystore-unavailable: the store cannot be reached (a cached key still works).
 """
 
@@ -468,7 +474,11 @@ class Operations:
     async def open(
         self, key: LoadedKey, sealed: ctfmt.Sealed, aad: bytes, operation: str = "open"
     ) -> bytes:
-        key, material = await self.service.material(key, sealed.version)
+        try:
+            key, material = await self.service.material(key, sealed.version)
+        except key_errors.UnknownVersionError:
+            # no version of this key made it: as unauthentic as a flipped bit (see parse)
+            raise crypto.AuthenticationError() from None
         return await self.runner(
             operation,
             key.type.name,
@@ -490,8 +500,18 @@ class Operations:
         )
 
     def parse(self, key: LoadedKey, text: str) -> ctfmt.Sealed:
-        version, payload = ctfmt.parse_text(text)
-        return ctfmt.split_aead(key.type, version, payload)
+        # Malformed is answered as unauthentic (the module docstring says why).
+        try:
+            version, payload = ctfmt.parse_text(text)
+            return ctfmt.split_aead(key.type, version, payload)
+        except ctfmt.MalformedError:
+            raise crypto.AuthenticationError() from None
+
+    def parse_binary(self, key: LoadedKey, data: bytes) -> ctfmt.Sealed:
+        try:
+            return ctfmt.parse_binary(data, key.type)
+        except ctfmt.MalformedError:
+            raise crypto.AuthenticationError() from None
 
     async def open_text(self, key: LoadedKey, item: KeyOpenRequest) -> KeyOpenResponse:
         sealed = self.parse(key, item.ciphertext)
@@ -532,6 +552,13 @@ class Operations:
         return KeyMacResponse(tag=ctfmt.to_text(version, tag), key_version=version)
 
     async def verify(self, key: LoadedKey, item: KeyVerifyRequest) -> KeyVerifyResponse:
+        return (await self.verify_with_version(key, item))[0]
+
+    async def verify_with_version(
+        self, key: LoadedKey, item: KeyVerifyRequest
+    ) -> tuple[KeyVerifyResponse, int | None]:
+        """The answer and the version whose material checked the tag (None when the key
+        never had the tag's version): the response has no key_version, the audit line does."""
         version, tag = ctfmt.parse_text(item.tag)
         size = crypto.DIGEST_SIZES[key.type.name.removeprefix("hmac-")]
         if len(tag) != size:
@@ -539,7 +566,8 @@ class Operations:
         try:
             key, material = await self.service.material(key, version)
         except key_errors.UnknownVersionError:
-            return KeyVerifyResponse(valid=False)  # no version made it: not a tag of this key
+            # no version made it: not a tag of this key
+            return KeyVerifyResponse(valid=False), None
         valid = await self.runner(
             "verify",
             key.type.name,
@@ -552,7 +580,7 @@ class Operations:
                 tag,
             ),
         )
-        return KeyVerifyResponse(valid=valid)
+        return KeyVerifyResponse(valid=valid), version
 
     def observe(self, name: str, operation: str, exc: BaseException | None, count: int = 1) -> None:
         if exc is None:
@@ -770,7 +798,7 @@ async def open_(name: Name, request: Request) -> Response:
         aad = header_bytes(request, "Archcrypt-AAD", required=False) or b""
 
         async def work_binary() -> Response:
-            sealed = ctfmt.parse_binary(raw, key.type)
+            sealed = ops.parse_binary(key, raw)
             plaintext = await ops.open(key, sealed, aad)
             return _binary_response(request, plaintext, sealed.version)
 
@@ -854,7 +882,14 @@ async def verify(name: Name, request: Request) -> Response:
     call = _call(request, name, "verify")
     body = await _json_body(request, KeyVerifyRequest)
     key = await _key(call.ops, call, request)
-    return _json(await _single(call.ops, call, request, lambda: call.ops.verify(key, body)))
+
+    async def work() -> KeyVerifyResponse:
+        result, version = await call.ops.verify_with_version(key, body)
+        if version is not None:
+            request.scope[KEY_VERSION_KEY] = version  # for the audit line
+        return result
+
+    return _json(await _single(call.ops, call, request, work))
 
 
 # ---- batches --------------------------------------------------------------------------------
