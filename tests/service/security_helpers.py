@@ -24,8 +24,15 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from .conftest import launch
 
-# Every family scope: what the suite's "full" token holds.
-ALL_SCOPES = ("aead:seal", "aead:open", "mac", "mac:verify", "hash", "ecb", "poly1305")
+# Every family scope and every named-key scope: what the suite's "full" token holds, so
+# that schemathesis reaches the named-key routes with a real grant (`key:*:*` is no scope).
+KEY_OPERATION_SCOPES = tuple(
+    f"key:*:{op}" for op in ("seal", "open", "rewrap", "datakey", "mac", "verify")
+)
+ALL_SCOPES = (
+    "aead:seal", "aead:open", "mac", "mac:verify", "hash", "ecb", "poly1305",
+    "keys:admin", "keys:read", *KEY_OPERATION_SCOPES,
+)  # fmt: skip
 
 
 def archcrypt(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -69,6 +69,10 @@ class Tokens:
         self.mac_only = secret_token(create_token(store, "mac-only", "mac", "mac:verify"))
         self.expired = secret_token(create_token(store, "expired", "hash", expires_in="1s"))
         self.revocable = secret_token(create_token(store, "revocable", "hash"))
+        # named keys: one operation on one key, every operation on one key, metadata only
+        self.billing_seal = secret_token(create_token(store, "billing-seal", "key:billing:seal"))
+        self.billing_all = secret_token(create_token(store, "billing-all", "key:billing:*"))
+        self.keys_reader = secret_token(create_token(store, "keys-reader", "keys:read"))
 
 
 @pytest.fixture(scope="module")
@@ -193,13 +197,92 @@ def test_missing_scope_is_403_naming_it(
 
 def test_a_key_name_no_token_can_hold_is_refused_cleanly(secured: Running, tokens: Tokens) -> None:
     # a path value that is no key name (and no latin-1) still gets a 403 problem, not a 500
-    response = httpx.post(
-        secured.base_url + "/v1/keys/%F0%B2%82%AB%0F/seal",
-        json={"plaintext": "aGk="},
-        headers=_auth(tokens.full),
-    )
+    url = secured.base_url + "/v1/keys/%F0%B2%82%AB%0F/seal"
+    response = httpx.post(url, json={"plaintext": "aGk="}, headers=_auth(tokens.mac_only))
     assert_problem(response, 403, "forbidden")
     assert response.headers["www-authenticate"].endswith('error="insufficient_scope"')
+    # a token with key:*:seal may seal with any key; that path names none: 404, not a 500
+    response = httpx.post(url, json={"plaintext": "aGk="}, headers=_auth(tokens.full))
+    assert_problem(response, 404, "not-found")
+
+
+def _forbidden(response: httpx.Response, needed: str) -> None:
+    problem = assert_problem(response, 403, "forbidden")
+    assert needed in problem["detail"]
+    assert f'scope="{needed}"' in response.headers["www-authenticate"]
+
+
+def test_named_key_scopes_through_a_real_server(secured: Running, tokens: Tokens) -> None:
+    """key:billing:seal seals with billing (JSON and binary), nothing else; key:billing:*
+    does everything on billing and nothing on payroll; keys:read lists and shows but does
+    not create or rotate; keys:admin does. Every refusal a 403 problem naming the scope."""
+    url = secured.base_url
+    for name in ("billing", "payroll"):
+        made = httpx.post(url + "/v1/keys", json={"name": name}, headers=_auth(tokens.full))
+        assert made.status_code == 201, made.text
+    plaintext = secret(os.urandom(48))
+    seal_body = {"plaintext": b64(plaintext)}
+    sealed = httpx.post(
+        url + "/v1/keys/billing/seal", json=seal_body, headers=_auth(tokens.billing_seal)
+    )
+    assert sealed.status_code == 200, sealed.text
+    ciphertext = sealed.json()["ciphertext"]
+    binary = httpx.post(
+        url + "/v1/keys/billing/seal",
+        content=secret(os.urandom(40)),
+        headers={**_auth(tokens.billing_seal), "Content-Type": "application/octet-stream"},
+    )
+    assert binary.status_code == 200 and binary.headers["archcrypt-key-version"] == "1"
+    batch = httpx.post(
+        url + "/v1/keys/billing/seal/batch",
+        json={"items": [seal_body]},
+        headers=_auth(tokens.billing_seal),
+    )
+    assert batch.status_code == 200 and "ciphertext" in batch.json()["items"][0]
+
+    seal_only = _auth(tokens.billing_seal)
+    _forbidden(httpx.post(url + "/v1/keys/payroll/seal", json=seal_body, headers=seal_only),
+               "key:payroll:seal")  # fmt: skip
+    opened = httpx.post(
+        url + "/v1/keys/billing/open", json={"ciphertext": ciphertext}, headers=seal_only
+    )
+    _forbidden(opened, "key:billing:open")
+    assert b64(plaintext) not in opened.text
+    _forbidden(
+        httpx.post(url + "/v1/keys/billing/open/batch", json={"items": []}, headers=seal_only),
+        "key:billing:open",
+    )
+    _forbidden(httpx.post(url + "/v1/keys/billing/datakey", headers=seal_only),
+               "key:billing:datakey")  # fmt: skip
+    _forbidden(httpx.get(url + "/v1/keys", headers=seal_only), "keys:read")
+    _forbidden(httpx.post(url + "/v1/keys/billing/rotate", headers=seal_only), "keys:admin")
+
+    every_op = _auth(tokens.billing_all)
+    back = httpx.post(url + "/v1/keys/billing/open", json={"ciphertext": ciphertext},
+                      headers=every_op)  # fmt: skip
+    assert back.status_code == 200 and back.json()["plaintext"] == b64(plaintext)
+    _forbidden(httpx.post(url + "/v1/keys/payroll/seal", json=seal_body, headers=every_op),
+               "key:payroll:seal")  # fmt: skip
+    _forbidden(httpx.get(url + "/v1/keys/billing", headers=every_op), "keys:read")
+
+    reader = _auth(tokens.keys_reader)
+    listed = httpx.get(url + "/v1/keys", headers=reader)
+    assert listed.status_code == 200
+    assert {"billing", "payroll"} <= {k["name"] for k in listed.json()["keys"]}
+    assert httpx.get(url + "/v1/keys/billing", headers=reader).json()["primary_version"] == 1
+    _forbidden(httpx.post(url + "/v1/keys", json={"name": "reader-made"}, headers=reader),
+               "keys:admin")  # fmt: skip
+    _forbidden(httpx.post(url + "/v1/keys/billing/rotate", headers=reader), "keys:admin")
+    _forbidden(httpx.patch(url + "/v1/keys/billing", json={"deletion_allowed": True},
+                           headers=reader), "keys:admin")  # fmt: skip
+    _forbidden(httpx.delete(url + "/v1/keys/billing", headers=reader), "keys:admin")
+    _forbidden(httpx.post(url + "/v1/keys/billing/seal", json=seal_body, headers=reader),
+               "key:billing:seal")  # fmt: skip
+    assert_problem(httpx.get(url + "/v1/keys/nobody-made-this", headers=reader), 404)
+
+    rotated = httpx.post(url + "/v1/keys/billing/rotate", headers=_auth(tokens.full))
+    assert rotated.status_code == 200 and rotated.json()["primary_version"] == 2
+    assert httpx.get(url + "/v1/keys/billing", headers=reader).json()["primary_version"] == 2
 
 
 def test_hmac_needs_mac_but_raw_poly1305_its_own_scope(secured: Running, tokens: Tokens) -> None:
@@ -466,6 +549,32 @@ def test_rate_limit_is_429_with_retry_after_and_counted(workdir: Path, tokens: T
                 sock.close()
 
 
+def test_client_address_rate_limit_where_no_token_is_needed(workdir: Path) -> None:
+    """Auth off (open on loopback): one bucket per client address, 429 problem with
+    Retry-After, counted; another address has its own bucket; probes are never limited."""
+    directory = workdir / "client-limited"
+    LOGS.append(directory / "server.log")
+    with running(
+        directory,
+        ARCHCRYPT_CLIENT_RATE_LIMIT_PER_SECOND="0.5",
+        ARCHCRYPT_CLIENT_RATE_LIMIT_BURST="2",
+    ) as server:
+        url = server.base_url + "/v1/hash/sha256"
+        codes = [httpx.post(url, json={"data": "aGk="}) for _ in range(3)]
+        assert [r.status_code for r in codes[:2]] == [200, 200]
+        problem = assert_problem(codes[2], 429, "rate-limited")
+        assert "0.5 requests/s" in problem["detail"]
+        assert 1 <= int(codes[2].headers["retry-after"]) <= 2
+        assert httpx.get(server.base_url + "/livez").status_code == 200
+        # the same loopback server from another loopback address: a bucket of its own
+        transport = httpx.HTTPTransport(local_address="127.0.0.2")
+        with httpx.Client(transport=transport) as other:
+            assert other.post(url, json={"data": "aGk="}).status_code == 200
+        assert_problem(httpx.post(url, json={"data": "aGk="}), 429, "rate-limited")
+        text = httpx.get(server.base_url + "/metrics").text
+        assert metric_value(text, "archcrypt_requests_refused_total", reason="rate_limited") == 2
+
+
 # ---- 1. memory, for the worst bodies ----
 
 BODY_LIMIT = 16 * MiB  # the default body limit
@@ -527,6 +636,50 @@ def test_max_size_seal_raises_peak_rss_by_at_most_128_mib(roomy: Running) -> Non
     )
     assert response.status_code == 200, response.text[:300]
     grown = peak_rss(pid) - before
+    assert grown <= ALLOWED_PEAK, f"peak RSS grew {grown / MiB:.0f} MiB"
+
+
+def _rss_growth(server: Running, send: Callable[[], httpx.Response]) -> int:
+    pid = server.process.pid
+    reset_peak_rss(pid)
+    before = peak_rss(pid)
+    response = send()
+    assert response.status_code == 200, response.text[:300]
+    return peak_rss(pid) - before
+
+
+def test_max_size_binary_seal_raises_peak_rss_by_at_most_128_mib(roomy: Running) -> None:
+    plaintext = secret(os.urandom(BODY_LIMIT))  # the binary body limit, exactly
+    headers = {
+        "Content-Type": "application/octet-stream",
+        "Archcrypt-Key": b64(secret(os.urandom(32))),
+        "Archcrypt-Nonce": b64(os.urandom(12)),
+    }
+    grown = _rss_growth(
+        roomy,
+        lambda: httpx.post(roomy.base_url + SEAL, content=plaintext, headers=headers, timeout=60),
+    )
+    assert grown <= ALLOWED_PEAK, f"peak RSS grew {grown / MiB:.0f} MiB"
+
+
+def test_batch_at_its_limits_raises_peak_rss_by_at_most_128_mib(roomy: Running) -> None:
+    """ARCHCRYPT_MAX_BATCH_MESSAGES items of ARCHCRYPT_MAX_BATCH_BYTES in all (the defaults)."""
+    defaults = Settings()
+    each = defaults.max_batch_bytes // defaults.max_batch_messages
+    made = httpx.post(roomy.base_url + "/v1/keys", json={"name": "rss-batch"})
+    assert made.status_code == 201, made.text
+    plaintext = b64(secret(os.urandom(each - 1)))
+    items = [{"plaintext": plaintext, "aad": "YQ=="}] * defaults.max_batch_messages
+    body = json.dumps({"items": items}).encode()
+    grown = _rss_growth(
+        roomy,
+        lambda: httpx.post(
+            roomy.base_url + "/v1/keys/rss-batch/seal/batch",
+            content=body,
+            headers={"Content-Type": "application/json"},
+            timeout=60,
+        ),
+    )
     assert grown <= ALLOWED_PEAK, f"peak RSS grew {grown / MiB:.0f} MiB"
 
 
@@ -699,6 +852,59 @@ def test_audit_lines_say_who_did_what_and_nothing_secret(secured: Running, token
     assert by_id[f"{marker}-unauthenticated"]["token"] is None
     assert by_id[f"{marker}-forbidden"]["outcome"] == "forbidden"
     assert by_id[f"{marker}-forbidden"]["token"] == "mac-only"
+
+
+def _audit_line(server: Running, marker: str) -> dict[str, object]:
+    time.sleep(0.2)
+    text = (server.log.parent / "audit.log").read_text()
+    (line,) = [
+        entry for entry in map(json.loads, text.splitlines()) if entry["request_id"] == marker
+    ]
+    return dict(line)
+
+
+def test_named_key_audit_lines_name_the_key_and_version(secured: Running, tokens: Tokens) -> None:
+    url, full = secured.base_url, _auth(tokens.full)
+    for name, key_type in (("audited-aead", "xchacha20-poly1305"), ("audited-mac", "hmac-sha256")):
+        made = httpx.post(url + "/v1/keys", json={"name": name, "type": key_type}, headers=full)
+        assert made.status_code == 201, made.text
+        assert httpx.post(url + f"/v1/keys/{name}/rotate", headers=full).status_code == 200
+    marker = "audit-" + os.urandom(8).hex()
+    sealed = httpx.post(
+        url + "/v1/keys/audited-aead/seal",
+        json={"plaintext": b64(secret(os.urandom(32)))},
+        headers={**full, "X-Request-ID": marker},
+    )
+    assert sealed.status_code == 200
+    line = _audit_line(secured, marker)
+    assert (line["operation"], line["key"]) == ("keys.seal", "audited-aead")
+    assert line["key_version"] == 2
+    assert line["outcome"] == "ok" and line["token"] == "full"
+
+    data = b64(secret(os.urandom(24)))
+    tag = httpx.post(url + "/v1/keys/audited-mac/mac", json={"data": data}, headers=full)
+    marker = "audit-" + os.urandom(8).hex()
+    verified = httpx.post(
+        url + "/v1/keys/audited-mac/verify",
+        json={"data": data, "tag": tag.json()["tag"]},
+        headers={**full, "X-Request-ID": marker},
+    )
+    assert verified.json() == {"valid": True}
+    line = _audit_line(secured, marker)
+    assert (line["operation"], line["key"]) == ("keys.verify", "audited-mac")
+    assert line["key_version"] == 2
+    assert line["outcome"] == "ok"
+    # a tampered ciphertext: audited as a failed authentication, with the key
+    marker = "audit-" + os.urandom(8).hex()
+    text = sealed.json()["ciphertext"]
+    forged = httpx.post(
+        url + "/v1/keys/audited-aead/open",
+        json={"ciphertext": text[:-6] + ("A" if text[-6] != "A" else "B") + text[-5:]},
+        headers={**full, "X-Request-ID": marker},
+    )
+    assert_problem(forged, 400, "authentication-failed")
+    line = _audit_line(secured, marker)
+    assert (line["key"], line["outcome"]) == ("audited-aead", "auth_failed")
 
 
 def test_audit_fail_closed_refuses_operations(workdir: Path) -> None:
