@@ -108,7 +108,6 @@ OPERATIONS: Final[Mapping[tuple[str, str], Operation]] = {
         ("POST", f"/v1/keys/{{name}}/{op}/batch"): Operation.on_key(op, batch=True)
         for op in ("seal", "open", "rewrap", "mac", "verify")
     },
-    ("POST", "/v1/keys/{name}/datakey/plaintext"): Operation.on_key("datakey"),
     ("POST", "/v1/keys/{name}/datakey/wrapped"): Operation.on_key("datakey"),
 }
 PUBLIC: Final = Operation("public", public=True)

@@ -46,7 +46,8 @@ _TEXT: Final = re.compile(r"archcrypt:v([1-9][0-9]{0,9}):([A-Za-z0-9+/]*={0,2})"
 
 
 class MalformedError(ValueError):
-    """Not a ciphertext or tag of this format (HTTP 400 invalid-ciphertext)."""
+    """Not a ciphertext or tag of this format (HTTP 400: authentication-failed for a
+    ciphertext, invalid-ciphertext for a tag; api/keys.py says why)."""
 
 
 @dataclass(frozen=True)
