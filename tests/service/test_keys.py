@@ -36,7 +36,7 @@ from archcrypt.cli import main
 
 from .conftest import Server, launch
 from .helpers import assert_problem, b64, metric_value, reference_open, unb64
-from .pgserver import Postgres
+from .pgserver import DATABASE, Postgres
 from .promserver import promtool
 
 BUDGET = 64
@@ -59,6 +59,11 @@ HMAC_BODIES: list[tuple[str, dict[str, Any]]] = [
     ("mac", {"data": "eA=="}),
     ("verify", {"data": "eA==", "tag": "archcrypt:v1:AA=="}),
 ]
+
+
+# Plaintexts the tests seal (long enough to grep for); the last test of the module looks for
+# them, and for every stored version's material, in the servers' logs.
+SENT: list[bytes] = []
 
 
 def unique(prefix: str = "k") -> str:
@@ -203,6 +208,8 @@ def create(client: httpx.Client, key_type: str | None = None, name: str | None =
 
 
 def seal(client: httpx.Client, name: str, plaintext: bytes, aad: bytes = b"") -> dict[str, Any]:
+    if len(plaintext) >= 8 and len(set(plaintext)) > 1:
+        SENT.append(plaintext)
     body = {"plaintext": b64(plaintext)}
     if aad:
         body["aad"] = b64(aad)
@@ -801,7 +808,7 @@ def test_metrics_per_key_are_bounded(deployment: Deployment) -> None:
     else:
         assert set(names) <= labels
         assert metric_value(text, "archcrypt_key_operations_total", key=names[0],
-                            operation="open", outcome="invalid_input") == 1  # fmt: skip
+                            operation="open", outcome="auth_failed") == 1  # fmt: skip
     # the nonce gauges come from the store every few seconds
     with deployment.client() as client:
         wait_for(
@@ -1007,6 +1014,79 @@ def test_a_store_outage_keeps_cached_keys_working(pg: Deployment, postgres: Post
         wait_for(lambda: seal(b, name, b"x")["key_version"] == 2, 5, "b hears rotations again")
 
 
+def own_database(postgres: Postgres, name: str) -> str:
+    """A fresh database in the session's cluster: for a test that rewraps every row under
+    another KEK, which the module's two servers (holding only their KEK) must not see."""
+    with psycopg.connect(postgres.url.replace(f"/{DATABASE}?", "/postgres?"), autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {name}")  # a name of the test's own, not input
+    return postgres.url.replace(f"/{DATABASE}?", f"/{name}?")
+
+
+def test_cli_on_postgres_and_kek_rotation(postgres: Postgres, tmp_path: Path) -> None:
+    """`archcrypt keys list|create|rotate|show` against PostgreSQL while a server runs on it:
+    the server uses what the CLI made and seals with the CLI's rotation within a second;
+    `archcrypt kek rotate` rewraps every version, and a server holding only the new KEK
+    opens what every version sealed."""
+    url = own_database(postgres, f"cli_{uuid.uuid4().hex[:8]}")
+    old = uuid.uuid4().bytes * 2
+    kek_file = write_kek(tmp_path / "kek", old)
+    env = postgres_env(postgres, kek_file, ARCHCRYPT_KEYSTORE_URL=url)
+    rows = postgres_rows(url)
+    made = cli(env, "keys", "create", "cli-aead")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["type"] == "xchacha20-poly1305"
+    assert cli(env, "keys", "create", "cli-mac", "--type", "hmac-sha256").returncode == 0
+    (tmp_path / "first").mkdir()
+    with launch(tmp_path / "first", **env) as launched:
+        server = launched.wait_ready()
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            v1 = seal(client, "cli-aead", b"sealed by version one")
+            assert v1["key_version"] == 1
+            tag = client.post("/v1/keys/cli-mac/mac", json={"data": "eA=="}).json()["tag"]
+            assert cli(env, "keys", "rotate", "cli-aead").returncode == 0
+            waited = wait_for(
+                lambda: seal(client, "cli-aead", b"x")["key_version"] == 2, 1.0, "CLI rotation"
+            )
+            assert waited < 1.0
+            v2 = seal(client, "cli-aead", b"sealed by version two")
+        shown = cli(env, "keys", "show", "cli-aead")
+        assert shown.returncode == 0, shown.stderr
+        meta = json.loads(shown.stdout)
+        assert meta["primary_version"] == 2 and [v["version"] for v in meta["versions"]] == [1, 2]
+        listed = cli(env, "keys", "list", "--json")
+        assert {k["name"] for k in json.loads(listed.stdout)["keys"]} == {"cli-aead", "cli-mac"}
+        assert cli(env, "keys", "list").returncode == 0
+        missing = cli(env, "keys", "rotate", "nope")
+        assert missing.returncode != 0 and "no key named 'nope'" in missing.stderr
+
+        # the rollout: the new KEK first, the old kept after it; then every row rewrapped
+        new = uuid.uuid4().bytes * 2
+        write_kek(kek_file, new, old)
+        rotated = cli(env, "kek", "rotate")
+        assert rotated.returncode == 0, rotated.stderr
+        assert "rewrapped 3 key versions" in rotated.stdout
+        assert {r[3] for r in rows()} == {kek_id(new)}
+        # the running server (old KEK only) still opens both versions from its cache
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            for sealed in (v1, v2):
+                assert open_(client, "cli-aead", sealed["ciphertext"]).status_code == 200
+    # a server that holds only the new KEK opens and verifies every version
+    write_kek(kek_file, new)
+    (tmp_path / "second").mkdir()
+    with launch(tmp_path / "second", **env) as launched:
+        server = launched.wait_ready()
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            for sealed, plaintext in ((v1, b"sealed by version one"),
+                                      (v2, b"sealed by version two")):  # fmt: skip
+                opened = open_(client, "cli-aead", sealed["ciphertext"])
+                assert opened.status_code == 200, opened.text
+                assert unb64(opened.json()["plaintext"]) == plaintext
+            verified = client.post("/v1/keys/cli-mac/verify", json={"data": "eA==", "tag": tag})
+            assert verified.json() == {"valid": True}
+    for name, version, key_type, _, wrapped in rows():
+        assert len(unwrap(new, name, version, key_type, bytes(wrapped))) == 32
+
+
 # ---- SQLite: restart, the CLI against a running server, KEK rotation ----------------------------
 
 
@@ -1111,3 +1191,30 @@ def test_kek_file_ring_and_rotation(tmp_path: Path) -> None:
     env["ARCHCRYPT_KEK_FILE"] = str(tmp_path / "ring.kek")
     shown = cli(env, "keys", "show", "ring")
     assert shown.returncode == 0, shown.stderr
+
+
+# ---- last: nothing secret in the servers' logs ------------------------------------------------
+
+
+def test_no_plaintext_or_material_in_the_server_logs(
+    sqlite_deployment: Deployment, postgres_deployment: Deployment
+) -> None:
+    """The module's servers log their audit lines to stdout (their log files): none of the
+    plaintexts sealed above, nor any stored version's material, appears there in any form."""
+    for deployment in (sqlite_deployment, postgres_deployment):  # never vacuous, run alone
+        with deployment.client() as client:
+            seal(client, create(client), uuid.uuid4().bytes)
+    secrets_: list[bytes] = list(SENT)
+    logs = b""
+    for deployment in (sqlite_deployment, postgres_deployment):
+        keks = {kek_id(k): k for k in read_keks(deployment.kek_file)}
+        for name, version, key_type, kid, wrapped in deployment.rows():
+            secrets_.append(unwrap(keks[kid], name, version, key_type, bytes(wrapped)))
+        logs += b"\n".join(server.log.read_bytes() for server in deployment.servers)
+    assert len(SENT) >= 2 and len(secrets_) >= len(SENT) + 2
+    assert b'"operation":"keys.seal"' in logs  # the audit lines are there to be searched
+    for value in secrets_:
+        forms = {value, base64.b64encode(value), value.hex().encode()}
+        forms |= {base64.b64encode(value[:48]), value[:48]}
+        for form in forms:
+            assert form not in logs, f"a secret ({len(value)} bytes) appears in a server log"
