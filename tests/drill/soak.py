@@ -344,8 +344,60 @@ def cases(named: dict[str, Any]) -> list[Case]:
             [b64(named["plaintext"]).encode()],
         )
     )
+    # rewrap and the data keys answer fresh ciphertexts: here their shape, in the sampler
+    # their content (opened with the unwrapped key); HMAC is deterministic, so the named
+    # mac must give back the tag the service made at start
+    out.append(
+        _json_case(
+            "named rewrap",
+            f"/v1/keys/{aead}/rewrap",
+            {"ciphertext": named["ciphertext"]},
+            [b'"ciphertext":"archcrypt:v1:', b'"key_version":1'],
+        )
+    )
+    out.append(
+        _json_case(
+            "named datakey",
+            f"/v1/keys/{aead}/datakey",
+            {"bits": 256},
+            [b'"plaintext":"', b'"ciphertext":"archcrypt:v1:', b'"key_version":1'],
+        )
+    )
+    out.append(
+        _json_case(
+            "named datakey wrapped",
+            f"/v1/keys/{aead}/datakey/wrapped",
+            {"bits": 512},
+            [b'"ciphertext":"archcrypt:v1:', b'"key_version":1'],
+        )
+    )
+    out.append(
+        _json_case(
+            "named mac",
+            f"/v1/keys/{mac_key}/mac",
+            {"data": b64(named["plaintext"])},
+            [f'"tag":"{named["tag"]}"'.encode()],
+        )
+    )
     for path in ("/livez", "/readyz"):
         out.append(Case(f"GET {path}", "GET", path, None, {}, 200, []))
+    # what the library in this process selects is what the server must report, throughout
+    out.append(Case("GET /v1/backends", "GET", "/v1/backends", None, {}, 200, backends_expect()))
+    out.append(
+        Case(
+            "GET /metrics",
+            "GET",
+            "/metrics",
+            None,
+            {},
+            200,
+            [
+                b"# TYPE archcrypt_http_requests_total counter",
+                b"archcrypt_build_info{",
+                b"archcrypt_operations_total{",
+            ],
+        )
+    )
     out.append(
         Case(
             "GET /v1/keys/<name>",
@@ -358,6 +410,17 @@ def cases(named: dict[str, Any]) -> list[Case]:
         )
     )
     return out
+
+
+def backends_expect() -> list[bytes]:
+    """GET /v1/backends must name this host's arch and, per algorithm, the row the library
+    selects here (the same library and environment as the server's)."""
+    from archcrypt import crypto
+
+    report = crypto.backends()
+    return [f'"arch":"{report.arch}"'.encode()] + [
+        f'"name":"{a.name}","selected":"{a.selected}"'.encode() for a in report.algorithms
+    ]
 
 
 def write_cases(directory: Path, rotation: list[Case]) -> Path:
@@ -547,6 +610,7 @@ def sampler(
     stop: threading.Event,
     stats: SamplerStats,
     rate: float = 5.0,
+    hmac_material: bytes = b"",
 ) -> None:
     from tests.service.test_keys import reference_open_text
 
@@ -587,7 +651,55 @@ def sampler(
         r = client.post("/v1/ecb/camellia/encrypt", json={"key": b64(key), "data": b64(data)})
         return base64.b64decode(r.json()["data"]) == camellia_ecb(key, data)
 
-    checks = [aead, named_seal, digest, ecb]
+    def named_rewrap(client: httpx.Client) -> bool:
+        pt, aad = rng.randbytes(rng.randrange(0, 3000)), rng.randbytes(rng.randrange(0, 40))
+        sealed = client.post(
+            f"/v1/keys/{named['aead']}/seal", json={"plaintext": b64(pt), "aad": b64(aad)}
+        ).json()["ciphertext"]
+        r = client.post(
+            f"/v1/keys/{named['aead']}/rewrap", json={"ciphertext": sealed, "aad": b64(aad)}
+        )
+        text = r.json()["ciphertext"]
+        return (
+            text != sealed
+            and "plaintext" not in r.json()
+            and reference_open_text(material, "xchacha20-poly1305", text, aad) == pt
+        )
+
+    def named_datakey(client: httpx.Client) -> bool:
+        bits = rng.choice((128, 256, 512))
+        r = client.post(f"/v1/keys/{named['aead']}/datakey", json={"bits": bits}).json()
+        data_key = base64.b64decode(r["plaintext"])
+        return (
+            len(data_key) == bits // 8
+            and reference_open_text(material, "xchacha20-poly1305", r["ciphertext"]) == data_key
+        )
+
+    def named_datakey_wrapped(client: httpx.Client) -> bool:
+        bits = rng.choice((128, 256, 512))
+        r = client.post(f"/v1/keys/{named['aead']}/datakey/wrapped", json={"bits": bits}).json()
+        opened = reference_open_text(material, "xchacha20-poly1305", r["ciphertext"])
+        return "plaintext" not in r and len(opened) == bits // 8
+
+    def named_mac(client: httpx.Client) -> bool:
+        data = rng.randbytes(rng.randrange(0, 3000))
+        tag = client.post(f"/v1/keys/{named['hmac']}/mac", json={"data": b64(data)}).json()["tag"]
+        verified = client.post(
+            f"/v1/keys/{named['hmac']}/verify", json={"data": b64(data), "tag": tag}
+        ).json()["valid"]
+        want = std_hmac.new(hmac_material, data, "sha256").digest()
+        return verified is True and tag == f"archcrypt:v1:{b64(want)}"
+
+    checks = [
+        aead,
+        named_seal,
+        digest,
+        ecb,
+        named_rewrap,
+        named_datakey,
+        named_datakey_wrapped,
+        named_mac,
+    ]
     with httpx.Client(base_url=server.base_url, timeout=30) as client:
         while not stop.wait(1.0 / rate):
             check = rng.choice(checks)
@@ -715,10 +827,14 @@ def run(
             data[len(data) // 2] ^= 1
             first.write_bytes(bytes(data))
         material = key_material(server, named["aead"])
+        hmac_material = key_material(server, named["hmac"])
         stop = threading.Event()
         stats = SamplerStats()
         sampler_thread = threading.Thread(
-            target=sampler, daemon=True, args=(server, named, material, stop, stats)
+            target=sampler,
+            daemon=True,
+            args=(server, named, material, stop, stats),
+            kwargs={"hmac_material": hmac_material},
         )
         say(
             f"soak: {len(rotation)} requests over {result.routes} routes, {connections} "
