@@ -153,3 +153,59 @@ def test_shared_store_needs_a_kek_file(tmp_path: Path) -> None:
         open_key_service(Settings(keystore_url_file=url_file))
     with pytest.raises(KeyConfigurationError, match="cannot read"):
         open_key_service(Settings(keystore_url_file=tmp_path / "missing"))
+
+
+def test_made_up_versions_cost_one_reload_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening with a version above the cached primary reloads the key (it may be a rotation
+    not seen here yet), but a client looping over made-up versions must not turn every
+    request into a store query."""
+    import anyio
+
+    from archcrypt.keys import service as key_service
+    from archcrypt.keys.errors import UnknownVersionError
+
+    kek_file = tmp_path / "kek"
+    write_kek_file(kek_file, [Kek.from_material(KEK)])
+    settings = Settings(data_dir=tmp_path / "data", kek_file=kek_file)
+    service = open_key_service(settings)
+    other = open_key_service(settings)  # another instance on the same store
+    try:
+        service.create("loop", "xchacha20-poly1305")
+        anyio.run(service.key, "loop")  # cached, as after a first request
+        gets = 0
+        real_get = service.store.get
+
+        def counting_get(name: str):  # type: ignore[no-untyped-def]
+            nonlocal gets
+            gets += 1
+            return real_get(name)
+
+        monkeypatch.setattr(service.store, "get", counting_get)
+        clock = [1000.0]
+        monkeypatch.setattr(key_service.time, "monotonic", lambda: clock[0])
+
+        async def open_many(version: int, times: int) -> None:
+            key = await service.key("loop")
+            for _ in range(times):
+                with pytest.raises(UnknownVersionError):
+                    await service.material(key, version)
+
+        anyio.run(open_many, 7, 50)
+        assert gets == 1
+        clock[0] += key_service.MISSING_TTL_SECONDS
+        anyio.run(open_many, 8, 50)
+        assert gets == 2
+        # A real rotation made elsewhere is still found by the next allowed reload.
+        other.rotate("loop")
+        clock[0] += key_service.MISSING_TTL_SECONDS
+
+        async def open_rotated() -> int:
+            key = await service.material(await service.key("loop"), 2)
+            return key[0].primary_version
+
+        assert anyio.run(open_rotated) == 2
+    finally:
+        other.close()
+        service.close()

@@ -118,6 +118,10 @@ class KeyService:
         self.nonce_block = max(1, min(MAX_NONCE_BLOCK, nonce_budget // 1024))
         self._cache: dict[str, LoadedKey] = {}
         self._missing: dict[str, float] = {}
+        # When a version above a key's cached primary last made it reload (by key name, so
+        # bounded by the names the store has held): a client sending made-up versions in a
+        # loop costs one store query a MISSING_TTL_SECONDS per key, not one per request.
+        self._reloaded_above: dict[str, float] = {}
         # by (name, created_at, version): a key deleted and created again starts afresh
         self._blocks: dict[tuple[str, str, int], _NonceBlock] = {}
         self._reserve_locks: dict[str, asyncio.Lock] = {}
@@ -271,9 +275,15 @@ class KeyService:
 
     async def material(self, key: LoadedKey, version: int) -> tuple[LoadedKey, bytes]:
         """The material of `version` for opening or verifying, after the policy check. A
-        version above the cached primary may be a rotation not yet seen here: reload once."""
+        version above the cached primary may be a rotation not yet seen here: reload once (at
+        most once a MISSING_TTL_SECONDS per key)."""
         if version > key.primary_version:
-            key = await anyio.to_thread.run_sync(self.load, key.name)
+            now = time.monotonic()
+            if now - self._reloaded_above.get(key.name, -MISSING_TTL_SECONDS) >= (
+                MISSING_TTL_SECONDS
+            ):
+                self._reloaded_above[key.name] = now
+                key = await anyio.to_thread.run_sync(self.load, key.name)
         if version < key.min_decryption_version:
             raise VersionRetiredError(key.name, version, key.min_decryption_version)
         material = key.materials.get(version)
