@@ -460,6 +460,9 @@ def corrupted_row(directory: Path) -> Outcome:
         "damaged key open": (
             f"{bad_open.status_code} {problem_type}" if is_problem else bad_open.status_code
         ),
+        # recorded, not judged: a damaged row is permanent, so a Retry-After here invites
+        # retries that cannot succeed (RELIABILITY.md, "What is not covered")
+        "damaged key Retry-After": bad_open.headers.get("retry-after", "none"),
         "damaged key seal": bad_seal.status_code,
         "damaged key metadata": bad_meta.status_code,
         "detail": detail,
