@@ -147,6 +147,7 @@ class _Deadlines:
         self._refusal: tuple[ProblemType, str] | None = None
         self._lingering = False
         self._raw_head = 0  # bytes received while waiting for the head, whatever the parser
+        self._message_done = True  # the current request's body has arrived in full
 
     # -- deadlines ----------------------------------------------------------------------------
     # Arming or clearing a deadline is an attribute write. The connection's one timer is set
@@ -189,6 +190,7 @@ class _Deadlines:
 
     def _head_complete(self) -> None:
         self._awaiting_head = False
+        self._message_done = False
         self._head_deadline = NEVER
         self._request_deadline = at = self.loop.time() + self.limits.request_timeout
         self._arm(at)
@@ -205,6 +207,25 @@ class _Deadlines:
     def _body_complete(self) -> None:
         self._in_body = False
         self._body_deadline = NEVER
+
+    def _message_complete(self) -> None:
+        self._message_done = True
+        self._body_complete()
+        cycle = self.cycle
+        if cycle is not None and cycle.response_complete:
+            self._request_deadline = NEVER
+            self._await_head()  # the drain of an early answer's body is over
+
+    def _response_complete(self) -> None:
+        """Before uvicorn's on_response_complete: it may go on to a pipelined request, whose
+        head then arms its own deadlines. An answer sent before its request's body arrived in
+        full (a refusal from the head alone) leaves the rest of that body to drain: those
+        bytes are no head, so the wait for the next head starts at the body's end
+        (_message_complete), and meanwhile the body and request deadlines still hold."""
+        if self._message_done:
+            self._request_deadline = NEVER
+            self._body_complete()
+            self._await_head()
 
     def _reading_paused(self, paused: bool) -> None:
         if paused:
@@ -366,7 +387,7 @@ class _H11Connection(h11.Connection):
         elif isinstance(event, h11.Data):
             protocol._arm_body()
         elif isinstance(event, h11.EndOfMessage):
-            protocol._body_complete()
+            protocol._message_complete()
         return event
 
 
@@ -401,10 +422,7 @@ class ArchcryptH11Protocol(_Deadlines, H11Protocol):
         self._malformed(msg)
 
     def on_response_complete(self) -> None:
-        # Before uvicorn's: it may go on to a pipelined request, whose head then arms its own.
-        self._request_deadline = NEVER
-        self._body_complete()
-        self._await_head()
+        self._response_complete()
         super().on_response_complete()
 
 
@@ -466,12 +484,10 @@ if HttpToolsProtocol is not None:
 
         def on_message_complete(self) -> None:
             super().on_message_complete()
-            self._body_complete()
+            self._message_complete()
 
         def on_response_complete(self) -> None:
-            self._request_deadline = NEVER
-            self._body_complete()
-            self._await_head()
+            self._response_complete()
             super().on_response_complete()
 
 else:  # pragma: no cover

@@ -400,6 +400,46 @@ def test_trickled_body_meets_the_request_deadline(either: Running, tokens: Token
     assert answer.startswith(b"HTTP/1.1 408 ")
 
 
+def _read_answer(sock: socket.socket) -> bytes:
+    """One HTTP/1.1 answer with a Content-Length body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(
+        next(ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length:")).split(
+            b":"
+        )[1]
+    )
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk, data
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+def test_body_after_an_early_answer_is_no_head(either: Running, tokens: Tokens) -> None:
+    """An answer sent before the body is read (415 here) leaves the rest of that body to
+    drain on a keep-alive connection: those bytes are body, not the next request's head, so
+    they neither count against the head limit (431) nor hide the next request."""
+    body = b"x" * (256 * 1024)  # far over the 16 KiB head limit
+    head = (
+        b"POST /v1/aead/chacha20-poly1305/seal HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: text/plain\r\nAuthorization: Bearer " + tokens.full.encode() + b"\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(body)
+    )
+    with socket.create_connection(("127.0.0.1", either.port), timeout=10) as sock:
+        sock.sendall(head)
+        first = _read_answer(sock)  # answered from the head alone
+        assert first.startswith(b"HTTP/1.1 415 "), first[:200]
+        sock.sendall(body)
+        sock.sendall(b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n")
+        second = _read_answer(sock)
+    assert second.startswith(b"HTTP/1.1 200 "), second[:300]
+
+
 def test_too_many_headers_is_431(either: Running) -> None:
     fields = b"".join(b"X-%d: a\r\n" % i for i in range(150))
     _, answer = probe(either.port, b"GET /livez HTTP/1.1\r\nHost: x\r\n" + fields + b"\r\n")
