@@ -271,6 +271,9 @@ int archcrypt_hash(int hash_id, uint8_t *digest, const uint8_t *msg, size_t len)
 typedef struct {
     const sha256_kernel *k256;  /* one of the two */
     const sha512_kernel *k512;
+    /* k256's lane path for this batch: compress_lanes, or compress_lanes_narrow for a
+     * batch of half the wide lanes or fewer (many_batch). */
+    void (*lanes256)(uint32_t (*h)[8], const uint8_t *const *in, size_t nblocks);
     size_t lanes;
     size_t bs;                  /* block size: 64 or 128 */
     size_t hsize;               /* bytes of one lane's state: 32 or 64 */
@@ -295,7 +298,7 @@ static inline __attribute__((always_inline)) void many_compress_lanes(const many
     if (j->k512)
         j->k512->compress_lanes((uint64_t(*)[8])h, ptr, n);
     else
-        j->k256->compress_lanes((uint32_t(*)[8])h, ptr, n);
+        j->lanes256((uint32_t(*)[8])h, ptr, n);
 }
 
 static inline __attribute__((always_inline)) void many_compress(const many_job *j, void *h, const uint8_t *in, size_t n)
@@ -453,10 +456,17 @@ static void many_run512(const many_job *j, size_t n, const uint8_t *const *msgs,
 static void many_batch(const many_job *j, size_t n, const uint8_t *const *msgs,
                        const size_t *lens, uint8_t *digests)
 {
-    if (j->k512)
+    if (j->k512) {
         many_run512(j, n, msgs, lens, digests);
-    else
-        many_run256(j, n, msgs, lens, digests);
+        return;
+    }
+    many_job c = *j;
+    c.lanes256 = j->k256->compress_lanes;
+    if (j->k256->compress_lanes_narrow != NULL && 2 * n <= c.lanes) {
+        c.lanes256 = j->k256->compress_lanes_narrow;
+        c.lanes = j->k256->narrow_lanes;
+    }
+    many_run256(&c, n, msgs, lens, digests);
 }
 
 /* The batch scheduler for one of the two kernels, or 0 when it has no multi-lane path

@@ -20,6 +20,10 @@ typedef struct sha256_kernel {
      * fill the pipeline (multi-buffer). Only for lanes >= 2. */
     void (*compress_lanes)(uint32_t (*h)[8], const uint8_t *const *in, size_t nblocks);
     unsigned lanes;
+    /* Optional: a narrower multi-lane path (2 <= narrow_lanes < lanes) for batches of
+     * half the lanes or fewer, which the wide path would run one message at a time. */
+    void (*compress_lanes_narrow)(uint32_t (*h)[8], const uint8_t *const *in, size_t nblocks);
+    unsigned narrow_lanes;
 } sha256_kernel;
 
 /* Section 4.2.2: the first 32 bits of the fractional parts of the cube roots of the
