@@ -174,11 +174,8 @@ def list_rows(prefix: list[str], binary: Path) -> list[tuple[str, str]]:
     proc = subprocess.run(
         [*prefix, str(binary), "--list"], capture_output=True, text=True, check=True, timeout=600
     )
-    return [
-        tuple(line.split())
-        for line in proc.stdout.splitlines()  # type: ignore[misc]
-        if line.strip() and not line.startswith("#")
-    ]
+    pairs = [line.split() for line in proc.stdout.splitlines()]
+    return [(p[0], p[1]) for p in pairs if len(p) == 2 and not p[0].startswith("#")]
 
 
 def cpu_features(prefix: list[str], binary: Path, timeout: float = 600) -> list[str]:

@@ -237,13 +237,13 @@ def cases(named: dict[str, Any]) -> list[Case]:
 
     # the batch of every operation, 16 items of 256 bytes
     items = [payload(256, i) for i in range(16)]
-    sealed = [reference_seal("chacha20-poly1305", KEY, NONCE, p, b"") for p in items]
+    sealed_items = [reference_seal("chacha20-poly1305", KEY, NONCE, p, b"") for p in items]
     out.append(
         _json_case(
             "batch seal",
             "/v1/aead/chacha20-poly1305/seal/batch",
             {"items": [{"key": b64(KEY), "nonce": b64(NONCE), "plaintext": b64(p)} for p in items]},
-            [b64(s).encode() for s in sealed],
+            [b64(s).encode() for s in sealed_items],
         )
     )
     out.append(
@@ -252,7 +252,8 @@ def cases(named: dict[str, Any]) -> list[Case]:
             "/v1/aead/chacha20-poly1305/open/batch",
             {
                 "items": [
-                    {"key": b64(KEY), "nonce": b64(NONCE), "ciphertext": b64(s)} for s in sealed
+                    {"key": b64(KEY), "nonce": b64(NONCE), "ciphertext": b64(s)}
+                    for s in sealed_items
                 ]
             },
             [b64(p).encode() for p in items],
