@@ -460,8 +460,7 @@ def corrupted_row(directory: Path) -> Outcome:
         "damaged key open": (
             f"{bad_open.status_code} {problem_type}" if is_problem else bad_open.status_code
         ),
-        # recorded, not judged: a damaged row is permanent, so a Retry-After here invites
-        # retries that cannot succeed (RELIABILITY.md, "What is not covered")
+        # a damaged row is permanent: a Retry-After would invite retries that cannot succeed
         "damaged key Retry-After": bad_open.headers.get("retry-after", "none"),
         "damaged key seal": bad_seal.status_code,
         "damaged key metadata": bad_meta.status_code,
@@ -474,8 +473,9 @@ def corrupted_row(directory: Path) -> Outcome:
         and ("unwrap" in log.lower() or "kek" in log.lower() or "authentic" in log.lower()),
     }
     out.ok = (
-        bad_open.status_code >= 400
-        and bad_open.status_code != 500
+        bad_open.status_code == 503
+        and problem_type == "key-unavailable"
+        and "retry-after" not in bad_open.headers
         and bad_open.headers.get("content-type", "").startswith("application/problem+json")
         and len(good_ok) == 2
         and {"good-a", "good-b", "bad"} <= listed

@@ -25,7 +25,9 @@ Status codes beyond the common ones:
   any other field's;
 - 400 invalid-ciphertext: an HMAC tag given to verify that is not of this format (a tag of
   a version the key never had verifies as false);
-- 503 keystore-unavailable: the store cannot be reached (a cached key still works).
+- 503 keystore-unavailable: the store cannot be reached (a cached key still works), with
+  Retry-After; 503 key-unavailable: this key's material cannot be unwrapped here (a damaged
+  row, or a KEK this instance lacks), without Retry-After.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ NONCE_BUDGET_EXHAUSTED: Final = _problem(
 )
 INVALID_CIPHERTEXT: Final = _problem("invalid-ciphertext", "Malformed ciphertext or tag", 400)
 KEYSTORE_UNAVAILABLE: Final = _problem("keystore-unavailable", "Key store unavailable", 503)
+KEY_UNAVAILABLE: Final = _problem("key-unavailable", "Key material unavailable here", 503)
 
 
 def problem_of(exc: BaseException) -> tuple[ProblemType, str, str] | None:
@@ -140,10 +143,12 @@ def problem_of(exc: BaseException) -> tuple[ProblemType, str, str] | None:
             return VALIDATION_FAILED, str(exc), "invalid_input"
         case key_errors.KeyUnavailableError(name=str() as name):
             # One key, not the store: say which (the client named it) and that the cause is
-            # logged; another instance may hold its KEK, so 503 with Retry-After still fits.
+            # logged. Not the store's transient 503: a damaged row stays damaged, so no
+            # Retry-After invites retries that cannot succeed (an instance holding the KEK
+            # may still serve it: hence 503, not 500).
             logger.error("key store: %s", exc)
             return (
-                KEYSTORE_UNAVAILABLE,
+                KEY_UNAVAILABLE,
                 f"The stored material of key {name!r} cannot be unwrapped on this instance "
                 "(its row was altered or damaged, or it is wrapped under a KEK this instance "
                 "does not hold); the cause is in the server log. Other keys are unaffected.",
@@ -160,7 +165,7 @@ async def _key_problem(request: Request, exc: Exception) -> Response:
     found = problem_of(exc)
     assert found is not None
     problem, detail, _ = found
-    headers = {"Retry-After": "1"} if problem.status == 503 else None
+    headers = {"Retry-After": "1"} if problem is KEYSTORE_UNAVAILABLE else None
     return problem_response(request, problem, detail, headers=headers)
 
 
