@@ -189,8 +189,10 @@ MUTATIONS = {
         "sha512": "ALIGNR_EPI64",
         "sha256": "SRLI_EPI32",
     },
+    # chacha20's single-group rounds rotate by 16 and 8 with vpshufb (c9d2d81).
     "MADD52LO SHUFFLE_EPI8": {
         "poly1305": "MADD52LO",
+        "chacha20": "SHUFFLE_EPI8",
         "sha512": "SHUFFLE_EPI8",
         "sha256": "SHUFFLE_EPI8",
     },
