@@ -213,8 +213,11 @@ class _Deadlines:
         self._body_complete()
         cycle = self.cycle
         if cycle is not None and cycle.response_complete:
-            self._request_deadline = NEVER
-            self._await_head()  # the drain of an early answer's body is over
+            self._next_request()  # the drain of an early answer's body is over
+
+    def _next_request(self) -> None:
+        self._request_deadline = NEVER
+        self._await_head()
 
     def _response_complete(self) -> None:
         """Before uvicorn's on_response_complete: it may go on to a pipelined request, whose
@@ -222,10 +225,8 @@ class _Deadlines:
         full (a refusal from the head alone) leaves the rest of that body to drain: those
         bytes are no head, so the wait for the next head starts at the body's end
         (_message_complete), and meanwhile the body and request deadlines still hold."""
-        if self._message_done:
-            self._request_deadline = NEVER
-            self._body_complete()
-            self._await_head()
+        if self._message_done:  # _message_complete has ended the body's deadline
+            self._next_request()
 
     def _reading_paused(self, paused: bool) -> None:
         if paused:
