@@ -41,8 +41,9 @@ typedef struct {
 static uint8_t in[MAX_SIZE], out[MAX_SIZE + 64], key[32], nonce[12];
 static const char *algorithm;
 /* Batches: the dispatch table's name, the hash id, the message count (0: not a batch).
- * The messages are distinct windows of `in`, 64 bytes apart, so each lane reads its own
- * data (a batch of one buffer repeated would not show the loads' cost). */
+ * The messages are separate buffers (SIZE + 64 bytes apart, so that lanes neither share
+ * cache lines nor all map to one L1 set), as distinct messages would be: overlapping
+ * windows of one buffer would keep a batch of 16 KiB messages in L1. */
 static char table[32];
 static int many_id;
 static size_t many_n;
@@ -135,8 +136,6 @@ int main(int argc, char **argv)
         many_n = ok ? n : 0;
         many_id = algorithm[3] == '2' ? 1 : 3;
         table[6] = '\0';
-        for (size_t i = 0; i < many_n; i++)
-            many_msgs[i] = in + 64 * i;
     }
     int rounds = argc > 6 ? atoi(argv[6]) : 41;
     if (!ok || rounds < 3 || rounds > 1000) {
@@ -160,9 +159,19 @@ int main(int argc, char **argv)
            "new c/B", "new/old");
     for (char *tok = strtok(argv[5], ","); tok; tok = strtok(NULL, ",")) {
         size_t len = strtoull(tok, NULL, 10);
-        if (len == 0 || len > MAX_SIZE - 64 * MAX_MANY) {
-            fprintf(stderr, "bench-ab: sizes 1..%u\n", MAX_SIZE - 64 * MAX_MANY);
+        if (len == 0 || len > MAX_SIZE) {
+            fprintf(stderr, "bench-ab: sizes 1..%u\n", MAX_SIZE);
             return 2;
+        }
+        uint8_t *batch = NULL;
+        if (many_n) {
+            batch = malloc(many_n * (len + 64));
+            if (!batch)
+                return 2;
+            for (size_t i = 0; i < many_n * (len + 64); i++)
+                batch[i] = (uint8_t)(i * 131 + 7);
+            for (size_t i = 0; i < many_n; i++)
+                many_msgs[i] = batch + i * (len + 64);
         }
         long iters = 1;
         for (;;) {
@@ -189,6 +198,7 @@ int main(int argc, char **argv)
         printf("%10zu %10.3f %10.3f %8.3f   (%.3f-%.3f | %.3f-%.3f)\n", len, o * c, n * c, n / o,
                s[0][rounds / 4] * c, s[0][3 * rounds / 4] * c, s[1][rounds / 4] * c,
                s[1][3 * rounds / 4] * c);
+        free(batch);
     }
     return 0;
 }
