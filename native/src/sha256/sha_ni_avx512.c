@@ -49,6 +49,7 @@ static inline __attribute__((always_inline)) void transpose_a(const uint8_t *con
                                                                __m512i *u, __m512i bswap)
 {
     __m512i r[4], t[4];
+#pragma GCC unroll 4
     for (int i = 0; i < 4; i++)
         r[i] = _mm512_shuffle_epi8(_mm512_loadu_si512((const void *)(in[4 * q + i] + off)), bswap);
     t[0] = _mm512_unpacklo_epi32(r[0], r[1]);

@@ -167,12 +167,14 @@ static inline __attribute__((always_inline)) void transpose_a(const uint8_t *con
                                                                __m512i *v, __m512i bswap)
 {
     __m512i r[4], t[4];
+#pragma GCC unroll 4
     for (int i = 0; i < 4; i++)
         r[i] = _mm512_shuffle_epi8(_mm512_loadu_si512((const void *)(in[4 * q + i] + off)), bswap);
     t[0] = _mm512_unpacklo_epi64(r[0], r[1]); /* even words of lanes 4q, 4q+1 */
     t[1] = _mm512_unpackhi_epi64(r[0], r[1]); /* odd words */
     t[2] = _mm512_unpacklo_epi64(r[2], r[3]);
     t[3] = _mm512_unpackhi_epi64(r[2], r[3]);
+#pragma GCC unroll 2
     for (int o = 0; o < 2; o++) {
         _mm512_store_si512((void *)&v[4 * o + q], _mm512_shuffle_i64x2(t[o], t[2 + o], 0x88));
         _mm512_store_si512((void *)&v[4 * o + 2 + q], _mm512_shuffle_i64x2(t[o], t[2 + o], 0xdd));
@@ -182,6 +184,7 @@ static inline __attribute__((always_inline)) void transpose_a(const uint8_t *con
 /* Stage B for parity o: words 4k + 2p + o (k, p in 0..1) of all eight lanes. */
 static inline __attribute__((always_inline)) void transpose_b(int o, const __m512i *v, __m512i *w)
 {
+#pragma GCC unroll 2
     for (int p = 0; p < 2; p++) {
         const __m512i x = _mm512_load_si512((const void *)&v[4 * o + 2 * p]);
         const __m512i y = _mm512_load_si512((const void *)&v[4 * o + 2 * p + 1]);
