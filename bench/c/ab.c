@@ -9,6 +9,9 @@
  *
  * ALGORITHM is a dispatch table (chacha20, poly1305, chacha20-poly1305, sha256, sha512,
  * camellia); each call is the one bench/c/workloads.h makes, through the public API.
+ * sha256-manyN / sha512-manyN (N = 1..64, e.g. sha256-many16) time one
+ * archcrypt_hash_many over N distinct messages of SIZE bytes each, and report c/B per
+ * message (time / (N * SIZE)): the multi-buffer batch path of the row.
  * `make -C native shared bench-ab` builds the library as a shared object and this. */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -18,6 +21,7 @@
 #include <time.h>
 
 #define MAX_SIZE (1u << 20)
+#define MAX_MANY 64
 
 typedef struct {
     void *handle;
@@ -27,6 +31,7 @@ typedef struct {
     int (*seal)(uint8_t *, const uint8_t *, size_t, const uint8_t *, size_t, const uint8_t *,
                 const uint8_t *);
     int (*hash)(int, uint8_t *, const uint8_t *, size_t);
+    int (*hash_many)(int, size_t, const uint8_t *const *, const size_t *, uint8_t *);
     void *(*camellia_new)(const uint8_t *, size_t);
     int (*camellia)(const void *, uint8_t *, const uint8_t *, size_t);
     double (*core_hz)(double);
@@ -35,6 +40,15 @@ typedef struct {
 
 static uint8_t in[MAX_SIZE], out[MAX_SIZE + 64], key[32], nonce[12];
 static const char *algorithm;
+/* Batches: the dispatch table's name, the hash id, the message count (0: not a batch).
+ * The messages are separate buffers (SIZE + 64 bytes apart, so that lanes neither share
+ * cache lines nor all map to one L1 set), as distinct messages would be: overlapping
+ * windows of one buffer would keep a batch of 16 KiB messages in L1. */
+static char table[32];
+static int many_id;
+static size_t many_n;
+static const uint8_t *many_msgs[MAX_MANY];
+static size_t many_lens[MAX_MANY];
 
 static void *sym(void *handle, const char *name)
 {
@@ -58,10 +72,11 @@ static void load(build *b, const char *path, const char *row)
     *(void **)&b->poly1305 = sym(b->handle, "archcrypt_poly1305");
     *(void **)&b->seal = sym(b->handle, "archcrypt_chacha20poly1305_seal");
     *(void **)&b->hash = sym(b->handle, "archcrypt_hash");
+    *(void **)&b->hash_many = sym(b->handle, "archcrypt_hash_many");
     *(void **)&b->camellia_new = sym(b->handle, "archcrypt_camellia_new");
     *(void **)&b->camellia = sym(b->handle, "archcrypt_camellia_ecb_encrypt");
     *(void **)&b->core_hz = sym(b->handle, "archcrypt_core_hz");
-    if (b->use(algorithm, row) != 0) {
+    if (b->use(table, row) != 0) {
         fprintf(stderr, "bench-ab: %s cannot run %s/%s here\n", path, algorithm, row);
         exit(2);
     }
@@ -70,7 +85,11 @@ static void load(build *b, const char *path, const char *row)
 
 static void once(const build *b, size_t len)
 {
-    if (strcmp(algorithm, "chacha20") == 0)
+    if (many_n) {
+        for (size_t i = 0; i < many_n; i++)
+            many_lens[i] = len;
+        b->hash_many(many_id, many_n, many_msgs, many_lens, out);
+    } else if (strcmp(algorithm, "chacha20") == 0)
         b->chacha20(out, in, len, key, nonce, 1);
     else if (strcmp(algorithm, "poly1305") == 0)
         b->poly1305(out, in, len, key);
@@ -109,6 +128,15 @@ int main(int argc, char **argv)
     int ok = 0;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         ok |= strcmp(algorithm, known[i]) == 0;
+    snprintf(table, sizeof table, "%s", algorithm);
+    if (!ok && (strncmp(algorithm, "sha256-many", 11) == 0 || strncmp(algorithm, "sha512-many", 11) == 0)) {
+        char *end;
+        unsigned long n = strtoul(algorithm + 11, &end, 10);
+        ok = *end == '\0' && n >= 1 && n <= MAX_MANY;
+        many_n = ok ? n : 0;
+        many_id = algorithm[3] == '2' ? 1 : 3;
+        table[6] = '\0';
+    }
     int rounds = argc > 6 ? atoi(argv[6]) : 41;
     if (!ok || rounds < 3 || rounds > 1000) {
         fprintf(stderr, "bench-ab: bad algorithm or rounds\n");
@@ -135,6 +163,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench-ab: sizes 1..%u\n", MAX_SIZE);
             return 2;
         }
+        uint8_t *batch = NULL;
+        if (many_n) {
+            batch = malloc(many_n * (len + 64));
+            if (!batch)
+                return 2;
+            for (size_t i = 0; i < many_n * (len + 64); i++)
+                batch[i] = (uint8_t)(i * 131 + 7);
+            for (size_t i = 0; i < many_n; i++)
+                many_msgs[i] = batch + i * (len + 64);
+        }
         long iters = 1;
         for (;;) {
             double t0 = cpu();
@@ -155,11 +193,12 @@ int main(int argc, char **argv)
             }
         for (int i = 0; i < 2; i++)
             qsort(s[i], (size_t)rounds, sizeof(double), cmp);
-        double c = hz / (double)len;
+        double c = hz / (double)len / (double)(many_n ? many_n : 1);
         double o = s[0][rounds / 2], n = s[1][rounds / 2];
         printf("%10zu %10.3f %10.3f %8.3f   (%.3f-%.3f | %.3f-%.3f)\n", len, o * c, n * c, n / o,
                s[0][rounds / 4] * c, s[0][3 * rounds / 4] * c, s[1][rounds / 4] * c,
                s[1][3 * rounds / 4] * c);
+        free(batch);
     }
     return 0;
 }

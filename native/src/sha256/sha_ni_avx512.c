@@ -32,41 +32,58 @@
 #define SSIG0(x) XOR3(ROR((x), 7), ROR((x), 18), _mm512_srli_epi32((x), 3))
 #define SSIG1(x) XOR3(ROR((x), 17), ROR((x), 19), _mm512_srli_epi32((x), 10))
 
-/* r[i] = the sixteen words of lane i in, r[j] = word j of every lane out: in-lane
- * unpacks of dwords and qwords, then two rounds of 128-bit lane selects (its own
- * inverse). */
-static inline void transpose16(__m512i r[16])
+/*
+ * The 16x16 transpose (lane-major message words in, word-major out) in two stages, so
+ * that the next block's can run in pieces between the current block's rounds. Done
+ * whole at the top of each block, its 16 loads, 16 byte swaps and 64 shuffles were a
+ * chain the first rounds waited on: measured natively on the Intel AVX-512 host
+ * (bench-ab sha256-many16, 16 KiB per message, interleaved), the batch cost 0.96-0.98
+ * c/B with it and 0.86-0.88 with the loads and transposes left out (wrong digests, a
+ * bound); spread over the previous block's rounds 0.89-0.95 (0.94-0.95x of the former
+ * code in the same runs).
+ */
+
+/* Stage A for lanes 4q..4q+3: load, byte swap (big-endian words), in-lane unpacks of
+ * dwords, then qwords: u[4q + m] = word 4c + m of those four lanes in 128-bit chunk c. */
+static inline __attribute__((always_inline)) void transpose_a(const uint8_t *const *in, size_t off, int q,
+                                                               __m512i *u, __m512i bswap)
 {
-    __m512i t[16], u[16], v[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-    }
-    /* t[2q + h]: words 4c + 2h, 4c + 2h + 1 of lanes 2q, 2q + 1 in 128-bit chunk c */
-    for (int i = 0; i < 16; i += 4) {
-        u[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-        u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-        u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-        u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-    }
-    /* u[4g + m]: word 4c + m of lanes 4g..4g+3 in chunk c */
-    for (int m = 0; m < 4; m++) {
-        v[m] = _mm512_shuffle_i32x4(u[m], u[4 + m], 0x88);          /* c 0, 2 of g 0, 1 */
-        v[4 + m] = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0x88); /* c 0, 2 of g 2, 3 */
-        v[8 + m] = _mm512_shuffle_i32x4(u[m], u[4 + m], 0xdd);      /* c 1, 3 */
-        v[12 + m] = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0xdd);
-    }
-    for (int m = 0; m < 4; m++) {
-        r[m] = _mm512_shuffle_i32x4(v[m], v[4 + m], 0x88);          /* chunk 0: word m */
-        r[8 + m] = _mm512_shuffle_i32x4(v[m], v[4 + m], 0xdd);      /* chunk 2: word 8 + m */
-        r[4 + m] = _mm512_shuffle_i32x4(v[8 + m], v[12 + m], 0x88); /* chunk 1: word 4 + m */
-        r[12 + m] = _mm512_shuffle_i32x4(v[8 + m], v[12 + m], 0xdd);
-    }
+    __m512i r[4], t[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        r[i] = _mm512_shuffle_epi8(_mm512_loadu_si512((const void *)(in[4 * q + i] + off)), bswap);
+    t[0] = _mm512_unpacklo_epi32(r[0], r[1]);
+    t[1] = _mm512_unpackhi_epi32(r[0], r[1]);
+    t[2] = _mm512_unpacklo_epi32(r[2], r[3]);
+    t[3] = _mm512_unpackhi_epi32(r[2], r[3]);
+    _mm512_store_si512((void *)&u[4 * q], _mm512_unpacklo_epi64(t[0], t[2]));
+    _mm512_store_si512((void *)&u[4 * q + 1], _mm512_unpackhi_epi64(t[0], t[2]));
+    _mm512_store_si512((void *)&u[4 * q + 2], _mm512_unpacklo_epi64(t[1], t[3]));
+    _mm512_store_si512((void *)&u[4 * q + 3], _mm512_unpackhi_epi64(t[1], t[3]));
+}
+
+/* Stage B for m: from u[m], u[4 + m], u[8 + m], u[12 + m] (word 4c + m of lane groups
+ * 0..3), words m, 4 + m, 8 + m and 12 + m of all sixteen lanes, by two rounds of
+ * 128-bit lane selects. */
+static inline __attribute__((always_inline)) void transpose_b(int m, const __m512i *u, __m512i *w)
+{
+    const __m512i u0 = _mm512_load_si512((const void *)&u[m]);
+    const __m512i u1 = _mm512_load_si512((const void *)&u[4 + m]);
+    const __m512i u2 = _mm512_load_si512((const void *)&u[8 + m]);
+    const __m512i u3 = _mm512_load_si512((const void *)&u[12 + m]);
+    const __m512i v0 = _mm512_shuffle_i32x4(u0, u1, 0x88); /* chunks 0, 2 of groups 0, 1 */
+    const __m512i v1 = _mm512_shuffle_i32x4(u2, u3, 0x88); /* chunks 0, 2 of groups 2, 3 */
+    const __m512i v2 = _mm512_shuffle_i32x4(u0, u1, 0xdd); /* chunks 1, 3 */
+    const __m512i v3 = _mm512_shuffle_i32x4(u2, u3, 0xdd);
+    _mm512_store_si512((void *)&w[m], _mm512_shuffle_i32x4(v0, v1, 0x88));
+    _mm512_store_si512((void *)&w[8 + m], _mm512_shuffle_i32x4(v0, v1, 0xdd));
+    _mm512_store_si512((void *)&w[4 + m], _mm512_shuffle_i32x4(v2, v3, 0x88));
+    _mm512_store_si512((void *)&w[12 + m], _mm512_shuffle_i32x4(v2, v3, 0xdd));
 }
 
 /* Section 6.2.2 for sixteen independent messages, one per 32-bit lane. The state goes
  * between lane-major h and the word-major registers through a stack array, once per
- * call, wiped after. */
+ * call, wiped after; so do the transposes' buffers. */
 static void sha256_compress_x16(uint32_t (*H)[8], const uint8_t *const *in, size_t nblocks)
 {
     /* Big-endian dwords: reverse the bytes of each. */
@@ -75,18 +92,26 @@ static void sha256_compress_x16(uint32_t (*H)[8], const uint8_t *const *in, size
         0x0c0d0e0f, 0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f, 0x00010203, 0x04050607,
         0x08090a0b, 0x0c0d0e0f);
     _Alignas(64) uint32_t words[8][16];
-    __m512i w[16];
+    /* ubuf: stage A's output; wbuf: the next block's words, word-major. */
+    __m512i ubuf[16], wbuf[16], w[16];
 #define LOADW(i) _mm512_load_si512((const void *)words[i])
 #define STOREW(i, v) _mm512_store_si512((void *)words[i], (v))
 
     for (int l = 0; l < 16; l++)
         for (int i = 0; i < 8; i++)
             words[i][l] = H[l][i];
+    for (int q = 0; q < 4; q++)
+        transpose_a(in, 0, q, ubuf, bswap);
+    for (int m = 0; m < 4; m++)
+        transpose_b(m, ubuf, wbuf);
 
     for (size_t blk = 0; blk < nblocks; blk++) {
-        for (int l = 0; l < 16; l++)
-            w[l] = _mm512_shuffle_epi8(_mm512_loadu_si512((const void *)(in[l] + 64 * blk)), bswap);
-        transpose16(w);
+        /* The last block transposes itself again rather than read past the input:
+         * no branches in the rounds. */
+        const size_t next = 64 * (blk + (blk + 1 < nblocks));
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++)
+            w[i] = _mm512_load_si512((const void *)&wbuf[i]);
 
         /* The chaining value waits in `words` during the rounds: with it in registers
          * too, a..h, the sixteen schedule words and it are every zmm register, and gcc
@@ -95,6 +120,13 @@ static void sha256_compress_x16(uint32_t (*H)[8], const uint8_t *const *in, size
         __m512i e = LOADW(4), f = LOADW(5), g = LOADW(6), h = LOADW(7);
 #pragma GCC unroll 64
         for (int t = 0; t < 64; t++) {
+            /* The next block's transpose: stage A in rounds 32..44, B in 50..59. Placed
+             * in rounds 0..18 (no schedule steps, room on port 5) it measured 2% slower,
+             * in 20..52 or 44..62 1-2% slower, 48..62 the same (bench-ab, interleaved). */
+            if (t >= 32 && t < 48 && t % 4 == 0)
+                transpose_a(in, next, (t - 32) / 4, ubuf, bswap);
+            if (t >= 50 && t < 62 && (t - 50) % 3 == 0)
+                transpose_b((t - 50) / 3, ubuf, wbuf);
             if (t >= 16)
                 w[t & 15] = _mm512_add_epi32(
                     _mm512_add_epi32(SSIG1(w[(t - 2) & 15]), w[(t - 7) & 15]),
@@ -130,9 +162,15 @@ static void sha256_compress_x16(uint32_t (*H)[8], const uint8_t *const *in, size
 #undef LOADW
 #undef STOREW
 
-    /* The schedule is message material (HMAC's first block is the key), the state
-     * key-equivalent under HMAC. */
+    /* The schedule and the transposes' buffers are message material (HMAC's first block
+     * is the key), the state key-equivalent under HMAC. */
     volatile __m512i *vw = (volatile __m512i *)w;
+    for (int i = 0; i < 16; i++)
+        vw[i] = _mm512_setzero_si512();
+    vw = (volatile __m512i *)ubuf;
+    for (int i = 0; i < 16; i++)
+        vw[i] = _mm512_setzero_si512();
+    vw = (volatile __m512i *)wbuf;
     for (int i = 0; i < 16; i++)
         vw[i] = _mm512_setzero_si512();
     volatile __m512i *vs = (volatile __m512i *)(void *)words;

@@ -154,55 +154,93 @@ static void sha512_compress_avx512(uint64_t H[8], const uint8_t *in, size_t nblo
 #define BSIG0(x) XOR3(_mm512_ror_epi64((x), 28), _mm512_ror_epi64((x), 34), _mm512_ror_epi64((x), 39))
 #define BSIG1(x) XOR3(_mm512_ror_epi64((x), 14), _mm512_ror_epi64((x), 18), _mm512_ror_epi64((x), 41))
 
-/* r[i] = eight qwords of lane i in, r[j] = qword j of every lane out: an 8x8 transpose
- * (in-lane unpacks, then two rounds of 128-bit lane selects; its own inverse). */
-static inline void transpose8x8(__m512i r[8])
+/*
+ * The two 8x8 transposes of a block (lane-major qwords in, word-major out) in two
+ * stages, so that the next block's run in pieces between the current block's rounds
+ * rather than as a chain at the top of each block (as in sha256/sha_ni_avx512.c).
+ */
+
+/* Stage A for half hf (qwords 8hf..8hf+7) of lanes 4q..4q+3: load, byte swap, unpack
+ * even and odd qwords of lane pairs, then 128-bit selects: v[4o + q] (chunks 0, 2) and
+ * v[4o + 2 + q] (chunks 1, 3) of the o (even/odd) words of this group. */
+static inline __attribute__((always_inline)) void transpose_a(const uint8_t *const *in, size_t off, int q,
+                                                               __m512i *v, __m512i bswap)
 {
-    __m512i t[8], v[8];
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm512_unpacklo_epi64(r[i], r[i + 1]);     /* even words of lanes i, i+1 */
-        t[i + 1] = _mm512_unpackhi_epi64(r[i], r[i + 1]); /* odd words */
-    }
+    __m512i r[4], t[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++)
+        r[i] = _mm512_shuffle_epi8(_mm512_loadu_si512((const void *)(in[4 * q + i] + off)), bswap);
+    t[0] = _mm512_unpacklo_epi64(r[0], r[1]); /* even words of lanes 4q, 4q+1 */
+    t[1] = _mm512_unpackhi_epi64(r[0], r[1]); /* odd words */
+    t[2] = _mm512_unpacklo_epi64(r[2], r[3]);
+    t[3] = _mm512_unpackhi_epi64(r[2], r[3]);
+#pragma GCC unroll 2
     for (int o = 0; o < 2; o++) {
-        v[4 * o + 0] = _mm512_shuffle_i64x2(t[o], t[2 + o], 0x88);
-        v[4 * o + 1] = _mm512_shuffle_i64x2(t[4 + o], t[6 + o], 0x88);
-        v[4 * o + 2] = _mm512_shuffle_i64x2(t[o], t[2 + o], 0xdd);
-        v[4 * o + 3] = _mm512_shuffle_i64x2(t[4 + o], t[6 + o], 0xdd);
+        _mm512_store_si512((void *)&v[4 * o + q], _mm512_shuffle_i64x2(t[o], t[2 + o], 0x88));
+        _mm512_store_si512((void *)&v[4 * o + 2 + q], _mm512_shuffle_i64x2(t[o], t[2 + o], 0xdd));
     }
-    /* v[4o + 2p + q]: words 4k + 2p + o of lane pairs; k = 0 from 0x88, k = 1 from 0xdd */
-    for (int o = 0; o < 2; o++)
-        for (int p = 0; p < 2; p++) {
-            r[2 * p + o] = _mm512_shuffle_i64x2(v[4 * o + 2 * p], v[4 * o + 2 * p + 1], 0x88);
-            r[4 + 2 * p + o] = _mm512_shuffle_i64x2(v[4 * o + 2 * p], v[4 * o + 2 * p + 1], 0xdd);
-        }
+}
+
+/* Stage B for parity o: words 4k + 2p + o (k, p in 0..1) of all eight lanes. */
+static inline __attribute__((always_inline)) void transpose_b(int o, const __m512i *v, __m512i *w)
+{
+#pragma GCC unroll 2
+    for (int p = 0; p < 2; p++) {
+        const __m512i x = _mm512_load_si512((const void *)&v[4 * o + 2 * p]);
+        const __m512i y = _mm512_load_si512((const void *)&v[4 * o + 2 * p + 1]);
+        _mm512_store_si512((void *)&w[2 * p + o], _mm512_shuffle_i64x2(x, y, 0x88));
+        _mm512_store_si512((void *)&w[4 + 2 * p + o], _mm512_shuffle_i64x2(x, y, 0xdd));
+    }
 }
 
 /* Section 6.4.2 for eight independent messages, one per 64-bit lane: the portable round,
  * eight times the work per instruction. The state goes through a stack array once per
- * call (lane-major in h, word-major in the registers), wiped after. */
+ * call (lane-major in h, word-major in the rounds), wiped after, as do the transposes'
+ * buffers. */
 static void sha512_compress_x8(uint64_t (*H)[8], const uint8_t *const *in, size_t nblocks)
 {
     /* Big-endian qwords: reverse the bytes of each. */
     const __m512i bswap = _mm512_setr_epi64(
         0x0001020304050607LL, 0x08090a0b0c0d0e0fLL, 0x0001020304050607LL, 0x08090a0b0c0d0e0fLL,
         0x0001020304050607LL, 0x08090a0b0c0d0e0fLL, 0x0001020304050607LL, 0x08090a0b0c0d0e0fLL);
-    __m512i s[8], w[16];
+    _Alignas(64) uint64_t words[8][8];
+    /* vbuf: stage A's output (two halves); wbuf: the next block's words, word-major. */
+    __m512i vbuf[16], wbuf[16], w[16];
+#define LOADW(i) _mm512_load_si512((const void *)words[i])
+#define STOREW(i, v) _mm512_store_si512((void *)words[i], (v))
 
     for (int l = 0; l < 8; l++)
-        s[l] = _mm512_loadu_si512((const void *)H[l]);
-    transpose8x8(s);
+        for (int i = 0; i < 8; i++)
+            words[i][l] = H[l][i];
+    for (int hf = 0; hf < 2; hf++) {
+        for (int q = 0; q < 2; q++)
+            transpose_a(in, 64 * (size_t)hf, q, vbuf + 8 * hf, bswap);
+        for (int o = 0; o < 2; o++)
+            transpose_b(o, vbuf + 8 * hf, wbuf + 8 * hf);
+    }
 
     for (size_t blk = 0; blk < nblocks; blk++) {
-        for (int half = 0; half < 2; half++) {
-            for (int l = 0; l < 8; l++)
-                w[8 * half + l] = _mm512_shuffle_epi8(
-                    _mm512_loadu_si512((const void *)(in[l] + 128 * blk + 64 * half)), bswap);
-            transpose8x8(w + 8 * half);
-        }
+        /* The last block transposes itself again rather than read past the input. */
+        const size_t next = 128 * (blk + (blk + 1 < nblocks));
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++)
+            w[i] = _mm512_load_si512((const void *)&wbuf[i]);
 
-        __m512i a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
+        __m512i a = LOADW(0), b = LOADW(1), c = LOADW(2), d = LOADW(3);
+        __m512i e = LOADW(4), f = LOADW(5), g = LOADW(6), h = LOADW(7);
 #pragma GCC unroll 80
         for (int t = 0; t < 80; t++) {
+            /* The next block's transposes: stage A in rounds 16..28, B in 36..48. At
+             * 48..73 (as SHA-256 has them) 1-3% slower, at 0..18 the same or 1% slower
+             * (bench-ab sha512-many8, interleaved). */
+            if (t >= 16 && t < 32 && t % 4 == 0) {
+                const int k = (t - 16) / 4;
+                transpose_a(in, next + 64 * (size_t)(k >> 1), k & 1, vbuf + 8 * (k >> 1), bswap);
+            }
+            if (t >= 36 && t < 52 && t % 4 == 0) {
+                const int k = (t - 36) / 4;
+                transpose_b(k & 1, vbuf + 8 * (k >> 1), wbuf + 8 * (k >> 1));
+            }
             if (t >= 16)
                 w[t & 15] = _mm512_add_epi64(
                     _mm512_add_epi64(sigma1(w[(t - 2) & 15]), w[(t - 7) & 15]),
@@ -221,24 +259,36 @@ static void sha512_compress_x8(uint64_t (*H)[8], const uint8_t *const *in, size_
             b = a;
             a = _mm512_add_epi64(t1, t2);
         }
-        s[0] = _mm512_add_epi64(s[0], a);
-        s[1] = _mm512_add_epi64(s[1], b);
-        s[2] = _mm512_add_epi64(s[2], c);
-        s[3] = _mm512_add_epi64(s[3], d);
-        s[4] = _mm512_add_epi64(s[4], e);
-        s[5] = _mm512_add_epi64(s[5], f);
-        s[6] = _mm512_add_epi64(s[6], g);
-        s[7] = _mm512_add_epi64(s[7], h);
+        STOREW(0, _mm512_add_epi64(LOADW(0), a));
+        STOREW(1, _mm512_add_epi64(LOADW(1), b));
+        STOREW(2, _mm512_add_epi64(LOADW(2), c));
+        STOREW(3, _mm512_add_epi64(LOADW(3), d));
+        STOREW(4, _mm512_add_epi64(LOADW(4), e));
+        STOREW(5, _mm512_add_epi64(LOADW(5), f));
+        STOREW(6, _mm512_add_epi64(LOADW(6), g));
+        STOREW(7, _mm512_add_epi64(LOADW(7), h));
     }
 
-    transpose8x8(s);
     for (int l = 0; l < 8; l++)
-        _mm512_storeu_si512((void *)H[l], s[l]);
+        for (int i = 0; i < 8; i++)
+            H[l][i] = words[i][l];
+#undef LOADW
+#undef STOREW
 
-    /* The schedule is message material (HMAC's first block is the key). */
+    /* The schedule and the transposes' buffers are message material (HMAC's first block
+     * is the key), the state key-equivalent under HMAC. */
     volatile __m512i *vw = (volatile __m512i *)w;
     for (int i = 0; i < 16; i++)
         vw[i] = _mm512_setzero_si512();
+    vw = (volatile __m512i *)vbuf;
+    for (int i = 0; i < 16; i++)
+        vw[i] = _mm512_setzero_si512();
+    vw = (volatile __m512i *)wbuf;
+    for (int i = 0; i < 16; i++)
+        vw[i] = _mm512_setzero_si512();
+    volatile __m512i *vs = (volatile __m512i *)(void *)words;
+    for (int i = 0; i < 8; i++)
+        vs[i] = _mm512_setzero_si512();
 }
 
 const sha512_kernel archcrypt_sha512_avx512 = {
