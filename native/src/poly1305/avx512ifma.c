@@ -261,14 +261,19 @@ AC_INLINE void powers_compute(poly1305_state *st, ifma_regs *R)
         R->b32[i] = _mm512_permutexvar_epi64(_mm512_set1_epi64(1), e[i]);
     }
 
-    /* The state's copy, for the key's later calls. */
+    /* The state's copy, for the key's later calls. r^24 and r^32 leave lanes 0 and 1 of
+     * e through the slots of P16 (whole-vector stores, then 8-byte loads inside them,
+     * which store forwarding serves) before P16 goes there: horizontal sums to move
+     * them cost ~40 shuffles and adds on the two vector ports. */
     _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
-        _mm512_store_si512((void *)(tab + offsetof(ifma_powers, p8[i])), R->p8[i]);
-        _mm512_store_si512((void *)(tab + offsetof(ifma_powers, p16[i])), R->p16[i]);
+        const size_t slot = P64_VEC_OFFSET + offsetof(ifma_powers, p16[i]);
+        _mm512_store_si512((void *)(st->opaque + slot), e[i]);
         p64_set_word(st, P64_VEC_OFFSET + offsetof(ifma_powers, p24) + 8 * (size_t)i,
-                     (uint64_t)_mm512_reduce_add_epi64(_mm512_maskz_mov_epi64(0x01, e[i])));
+                     p64_word(st, slot));
         p64_set_word(st, P64_VEC_OFFSET + offsetof(ifma_powers, p32) + 8 * (size_t)i,
-                     (uint64_t)_mm512_reduce_add_epi64(_mm512_maskz_mov_epi64(0x02, e[i])));
+                     p64_word(st, slot + 8));
+        _mm512_store_si512((void *)(tab + offsetof(ifma_powers, p8[i])), R->p8[i]);
+        _mm512_store_si512((void *)(st->opaque + slot), R->p16[i]);
     }
     p64_set_word(st, offsetof(p64_head, powers), 1);
 }
