@@ -10,10 +10,13 @@
 /* Calls shorter than this many blocks take the scalar path: below it the vector
  * set-up (radix conversions, one horizontal sum) costs more than it saves. The
  * first vector call for a key also computes the powers of r, so it needs a longer
- * input to pay off. Taken from the AVX2 kernel, where the crossovers measured on
- * Zen 3 are ~8 blocks with the powers ready and ~20 without; not yet tuned on an
- * IFMA machine. */
-#define VEC_MIN_BLOCKS 8
+ * input to pay off. Measured on the Intel AVX-512 host: with the powers ready (a
+ * stream's later writes; latency through h, chained calls) the vector call costs
+ * ~91-97 cycles for 2..12 blocks and the scalar one ~19 a block, equal at 5 blocks,
+ * 20% and 30% apart at 6 and 7; a key's first call (one-shot, bench-ab) is slower
+ * on the vector path up to 288 bytes (1.357 against 1.222 c/B at 18 blocks) and
+ * level at 320 (1.200 against 1.192). */
+#define VEC_MIN_BLOCKS 6
 #define VEC_MIN_BLOCKS_COLD 20
 
 #define M44 0xfffffffffffull
