@@ -18,6 +18,13 @@
  * level at 320 (1.200 against 1.192). */
 #define VEC_MIN_BLOCKS 6
 #define VEC_MIN_BLOCKS_COLD 20
+/* From this many blocks a key's first call, once it has the powers, goes on as a later
+ * call would, reading them back from the state: with the powers in registers gcc keeps
+ * more of them live across the main loop and spills more (8 reloads per 512 bytes
+ * against 6), 2-3% slower from 16 KiB up; up to 2 KiB the store-to-load latency on the
+ * way to the loop costs more than that (bench-ab: 512 B +3%, 1 KiB +1.7%, 2 KiB +0.7%
+ * when every first call went through the state). */
+#define COLD_VIA_STATE_BLOCKS 256
 
 #define M44 0xfffffffffffull
 #define M42 0x3ffffffffffull
@@ -426,15 +433,6 @@ static void poly1305_avx512ifma_init(poly1305_state *st, const uint8_t key[32])
 /* The vector calls out of line: inlined, their prologue (five pushes, a 64-byte
  * aligned frame for spills) ran before the length check of every call, and the 64-byte
  * MAC on the scalar path was 3% slower (bench-ab). */
-static __attribute__((noinline)) void vec_call_cold(poly1305_state *st, const uint8_t *in,
-                                                    size_t nb, uint32_t padbit)
-{
-    ifma_regs R;
-
-    powers_compute(st, &R);
-    vec_blocks(st, &R, in, nb, padbit);
-}
-
 static __attribute__((noinline)) void vec_call_warm(poly1305_state *st, const uint8_t *in,
                                                     size_t nb, uint32_t padbit)
 {
@@ -444,17 +442,40 @@ static __attribute__((noinline)) void vec_call_warm(poly1305_state *st, const ui
     vec_blocks(st, &R, in, nb, padbit);
 }
 
+static __attribute__((noinline)) void vec_call_cold(poly1305_state *st, const uint8_t *in,
+                                                    size_t nb, uint32_t padbit)
+{
+    ifma_regs R;
+
+    powers_compute(st, &R);
+    if (nb >= COLD_VIA_STATE_BLOCKS)
+        vec_call_warm(st, in, nb, padbit);
+    else
+        vec_blocks(st, &R, in, nb, padbit);
+}
+
+/* Aligned: placed wherever the vector code before it ends, the 64-byte MAC moved by
+ * +-2% from build to build. */
+static __attribute__((noinline, aligned(64))) void scalar_call(poly1305_state *st,
+                                                              const uint8_t *in, size_t len,
+                                                              uint32_t padbit)
+{
+    p64_blocks_call(st, in, len, padbit);
+}
+
+/* Only the length checks here, every path a tail call: whatever gcc inlines into this
+ * function, its prologue runs on every call (six pushes cost the 64-byte MAC 10%). */
 static void poly1305_avx512ifma_blocks(poly1305_state *st, const uint8_t *in, size_t len,
                                        uint32_t padbit)
 {
     size_t nb = len / 16;
 
     if (nb < VEC_MIN_BLOCKS) {
-        p64_blocks_call(st, in, len, padbit);
+        scalar_call(st, in, len, padbit);
     } else if (p64_word(st, offsetof(p64_head, powers)) != 0) {
         vec_call_warm(st, in, nb, padbit);
     } else if (nb < VEC_MIN_BLOCKS_COLD) {
-        p64_blocks_call(st, in, len, padbit);
+        scalar_call(st, in, len, padbit);
     } else {
         vec_call_cold(st, in, nb, padbit);
     }
