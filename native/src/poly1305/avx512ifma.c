@@ -1,4 +1,4 @@
-/* Poly1305, AVX-512 IFMA: radix 2^44 (three limbs), 8 blocks per zmm, 32 per iteration as H r^32 + A r^24 + B r^16 + C r^8 with one reduction, vpmadd52luq/huq, powers r^1..r^16, r^24, r^32 kept in the state; 64-bit scalar for short calls (RFC 8439 2.5). */
+/* Poly1305, AVX-512 IFMA: radix 2^44 (three limbs), 8 blocks per zmm, 32 per iteration as H r^32 + A r^24 + B r^16 + C r^8 with one reduction, vpmadd52luq/huq, powers r^1..r^16, r^24, r^32 computed on a key's first vector call on a latency-first chain and kept in the state; 64-bit scalar for short calls (RFC 8439 2.5). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512IFMA__)
 #error "poly1305/avx512ifma.c needs -mavx512f -mavx512vl -mavx512ifma (ISA_FLAGS_avx512ifma in native/isa.mk)"
 #endif
@@ -10,11 +10,21 @@
 /* Calls shorter than this many blocks take the scalar path: below it the vector
  * set-up (radix conversions, one horizontal sum) costs more than it saves. The
  * first vector call for a key also computes the powers of r, so it needs a longer
- * input to pay off. Taken from the AVX2 kernel, where the crossovers measured on
- * Zen 3 are ~8 blocks with the powers ready and ~20 without; not yet tuned on an
- * IFMA machine. */
-#define VEC_MIN_BLOCKS 8
+ * input to pay off. Measured on the Intel AVX-512 host: with the powers ready (a
+ * stream's later writes; latency through h, chained calls) the vector call costs
+ * ~91-97 cycles for 2..12 blocks and the scalar one ~19 a block, equal at 5 blocks,
+ * 20% and 30% apart at 6 and 7; a key's first call (one-shot, bench-ab) is slower
+ * on the vector path up to 288 bytes (1.357 against 1.222 c/B at 18 blocks) and
+ * level at 320 (1.200 against 1.192). */
+#define VEC_MIN_BLOCKS 6
 #define VEC_MIN_BLOCKS_COLD 20
+/* From this many blocks a key's first call, once it has the powers, goes on as a later
+ * call would, reading them back from the state: with the powers in registers gcc keeps
+ * more of them live across the main loop and spills more (8 reloads per 512 bytes
+ * against 6), 2-3% slower from 16 KiB up; up to 2 KiB the store-to-load latency on the
+ * way to the loop costs more than that (bench-ab: 512 B +3%, 1 KiB +1.7%, 2 KiB +0.7%
+ * when every first call went through the state). */
+#define COLD_VIA_STATE_BLOCKS 256
 
 #define M44 0xfffffffffffull
 #define M42 0x3ffffffffffull
@@ -38,11 +48,6 @@ static_assert(P64_VEC_OFFSET + sizeof(ifma_powers) <= sizeof(((poly1305_state *)
 
 /* unpacklo/hi of two 4-block zmm: lane j holds block {0, 4, 1, 5, 2, 6, 3, 7}[j]. */
 static const uint8_t LANE_OF_BLOCK[8] = {0, 2, 4, 6, 1, 3, 5, 7};
-
-static const uint8_t *vec_area(const poly1305_state *st)
-{
-    return st->opaque + P64_VEC_OFFSET;
-}
 
 /* 20 x = 2^132 / 2^130 * 5 x: limb products at 2^132 fold back to 2^0 times 20. */
 AC_INLINE __m512i times20(__m512i x)
@@ -126,9 +131,10 @@ AC_INLINE void load_partial8(const uint8_t *in, unsigned t, __m512i pad, __m512i
 /* Bounds. Between iterations h0 < 2^44, h1 < 2^44 + 2^8, h2 < 2^42; a loaded group
  * adds below 2^44, 2^44, 2^41 (2^42.4 more in limb 2 of the first group, from the
  * radix-2^64 h with h2 <= 4), so x0, x1 < 2^45.1, x2 < 2^43. Powers come out of
- * one-term reductions (r0 < 2^44, r1 < 2^44 + 2^7, r2 < 2^42; r^1..r^4 canonical
- * before the vector steps), so s1 < 2^48.4, s2 < 2^46.4: every IFMA input is below
- * 2^52.
+ * one-term reductions (r0 < 2^44, r1 < 2^44 + 2^7, r2 < 2^42; before the first
+ * vector step r^1..r^4 have h2 <= 4, so limbs below 2^44, 2^44, 2^43 and s below
+ * 2^48.4, 2^47.4, three products a column), so s1 < 2^48.4, s2 < 2^46.4: every IFMA
+ * input is below 2^52.
  * One iteration of the main loop adds x r^32 and three groups m times r^24, r^16,
  * r^8, so per column the sum of full products is below 2^93.6 (col 0), 2^91.9
  * (col 1), 2^90.9 (col 2): each lo accumulator takes 12 products below 2^52, so
@@ -175,86 +181,141 @@ AC_INLINE void reduce_add(const __m512i d[6], const uint8_t *in, __m512i pad, __
     *h2 = _mm512_add_epi64(*h2, m2);
 }
 
-/* Lane by lane x * r, reduced: the product of a table and a table or a broadcast. */
-AC_INLINE void mul_reduce(__m512i x0, __m512i x1, __m512i x2, __m512i r0, __m512i r1, __m512i r2,
-                          __m512i *h0, __m512i *h1, __m512i *h2)
+/* The powers one vector call uses, in registers: the lane tables for the last step and
+ * the broadcasts r^8, r^16, r^24, r^32 for the loop. Loaded from the state when a call
+ * finds them there; on a key's first vector call computed and used straight from the
+ * registers, with the state's copy written on the side (a call that waited for its own
+ * stores before loading them back would add the store-to-load latency to its chain). */
+typedef struct {
+    __m512i p8[3], p16[3];
+    __m512i b8[3], b16[3], b24[3], b32[3];
+} ifma_regs;
+
+/* x * r lane by lane, like mul_reduce, for the chain of powers, where every input
+ * arrives at once and only the latency counts: each column sum runs as two chains of
+ * multiply-adds (two products, then one) added at the end, 9 cycles deep instead of
+ * 12 (vpmadd52 takes 4), for six more adds. The products without s = 20 r come first:
+ * they need not wait for times20. */
+AC_INLINE void mul_reduce_fast(__m512i x0, __m512i x1, __m512i x2, __m512i r0, __m512i r1,
+                               __m512i r2, __m512i *h0, __m512i *h1, __m512i *h2)
 {
     const __m512i zero = _mm512_setzero_si512();
     const __m512i s1 = times20(r1), s2 = times20(r2);
-    __m512i d[6] = {zero, zero, zero, zero, zero, zero};
+    __m512i d[6];
 
-    MAC(d, x0, x1, x2, r0, r1, r2, s1, s2);
+    d[0] = _mm512_add_epi64(_mm512_madd52lo_epu64(_mm512_madd52lo_epu64(zero, x0, r0), x1, s2),
+                            _mm512_madd52lo_epu64(zero, x2, s1));
+    d[1] = _mm512_add_epi64(_mm512_madd52hi_epu64(_mm512_madd52hi_epu64(zero, x0, r0), x1, s2),
+                            _mm512_madd52hi_epu64(zero, x2, s1));
+    d[2] = _mm512_add_epi64(_mm512_madd52lo_epu64(_mm512_madd52lo_epu64(zero, x0, r1), x1, r0),
+                            _mm512_madd52lo_epu64(zero, x2, s2));
+    d[3] = _mm512_add_epi64(_mm512_madd52hi_epu64(_mm512_madd52hi_epu64(zero, x0, r1), x1, r0),
+                            _mm512_madd52hi_epu64(zero, x2, s2));
+    d[4] = _mm512_add_epi64(_mm512_madd52lo_epu64(_mm512_madd52lo_epu64(zero, x0, r2), x1, r1),
+                            _mm512_madd52lo_epu64(zero, x2, r0));
+    d[5] = _mm512_add_epi64(_mm512_madd52hi_epu64(_mm512_madd52hi_epu64(zero, x0, r2), x1, r1),
+                            _mm512_madd52hi_epu64(zero, x2, r0));
     reduce(d, _mm512_set1_epi64((long long)M44), _mm512_set1_epi64((long long)M42), h0, h1, h2);
 }
 
-AC_INLINE void split44(uint64_t out[3], const uint64_t x[3])
+/* Blend: lanes of k from x, the others from src (one masked add of zero). */
+AC_INLINE __m512i blend(__m512i src, __mmask8 k, __m512i x)
 {
-    out[0] = x[0] & M44;
-    out[1] = ((x[0] >> 44) | (x[1] << 20)) & M44;
-    out[2] = (x[1] >> 24) | (x[2] << 40);
+    return _mm512_mask_add_epi64(src, k, x, _mm512_setzero_si512());
 }
 
-/* r^1..r^4 by the scalar path (three dependent multiplications), then three vector
- * steps: P8 = [r^4 r^4 r^3 r^3 r^2 r^2 r^1 r^1] * [r^4 1 r^4 1 r^4 1 r^4 1],
- * P16 = P8 * r^8 and [r^24 r^32] = r^16 * [r^8 r^16]. Far shorter than fifteen dependent scalar multiplications,
- * which matters once per key (once per AEAD message). */
-static void compute_powers(poly1305_state *st)
+/* A key's first vector call: r^2..r^4 by the scalar step (three dependent
+ * multiplications by the clamped r, partially reduced: h2 <= 4, so limb 2 of the split
+ * is below 2^43), then three vector steps: P8 = [r^4 r^4 r^3 r^3 r^2 r^2 r^1 r^1] *
+ * [r^4 1 r^4 1 r^4 1 r^4 1], P16 = P8 * r^8 and [r^24 r^32] = r^16 * [r^8 r^16].
+ * Everything stays in registers on its way to the message: scalar to vector by
+ * broadcasts and blends (no setr through the stack), the broadcasts of r^8..r^32 by
+ * vpermq. It was 258 cycles before (measured, this host; the four powers each fully
+ * reduced, the vectors built by setr, each step 12 multiply-adds deep and r^24, r^32
+ * read back from the state through horizontal sums). */
+AC_INLINE void powers_compute(poly1305_state *st, ifma_regs *R)
 {
-    uint64_t pw[4][3], l[4][3];
+    const uint64_t r0 = p64_word(st, offsetof(p64_head, r));
+    const uint64_t r1 = p64_word(st, offsetof(p64_head, r) + 8);
+    const uint64_t s1 = r1 + (r1 >> 2);
     uint8_t *tab = st->opaque + P64_VEC_OFFSET;
-    __m512i v[3], w[3], a[3], b[3];
-
-    p64_powers(st, pw, 4);
-    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++)
-        split44(l[k], pw[k]);
-    /* Lane j needs r^e, e = 8 - (block in lane j) = 8 4 7 3 6 2 5 1: v holds r^(e - 4)
-     * or r^e and w holds r^4 or 1. Built from registers: narrow stores read back as
-     * one wide load would miss store-to-load forwarding. */
-    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
-        v[i] = _mm512_setr_epi64((long long)l[3][i], (long long)l[3][i], (long long)l[2][i],
-                                 (long long)l[2][i], (long long)l[1][i], (long long)l[1][i],
-                                 (long long)l[0][i], (long long)l[0][i]);
-        long long one = i == 0;
-        w[i] = _mm512_setr_epi64((long long)l[3][i], one, (long long)l[3][i], one,
-                                 (long long)l[3][i], one, (long long)l[3][i], one);
-    }
     const __m512i zero = _mm512_setzero_si512();
-    mul_reduce(v[0], v[1], v[2], w[0], w[1], w[2], &a[0], &a[1], &a[2]);
-    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
-        _mm512_store_si512((void *)(tab + offsetof(ifma_powers, p8[i])), a[i]);
-        b[i] = _mm512_permutexvar_epi64(zero, a[i]); /* lane 0: r^8 */
-    }
-    mul_reduce(a[0], a[1], a[2], b[0], b[1], b[2], &b[0], &b[1], &b[2]);
-    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
-        _mm512_store_si512((void *)(tab + offsetof(ifma_powers, p16[i])), b[i]);
-        /* v: r^16 everywhere; w: r^8 in lane 0, r^16 in lane 1 */
-        v[i] = _mm512_permutexvar_epi64(zero, b[i]);
-        w[i] = _mm512_or_si512(_mm512_maskz_mov_epi64(0x01, _mm512_permutexvar_epi64(zero, a[i])),
-                               _mm512_maskz_mov_epi64(0x02, v[i]));
-    }
-    mul_reduce(v[0], v[1], v[2], w[0], w[1], w[2], &a[0], &a[1], &a[2]);
-    /* Lane 0 is r^24, lane 1 r^32: two scalars per limb, once per key. */
-    uint64_t hi[2][3];
-    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
-        hi[0][i] = (uint64_t)_mm512_reduce_add_epi64(_mm512_maskz_mov_epi64(0x01, a[i]));
-        hi[1][i] = (uint64_t)_mm512_reduce_add_epi64(_mm512_maskz_mov_epi64(0x02, a[i]));
-    }
-    memcpy(tab + offsetof(ifma_powers, p24), hi[0], sizeof hi[0]);
-    memcpy(tab + offsetof(ifma_powers, p32), hi[1], sizeof hi[1]);
-    ac_wipe_words(hi, sizeof hi);
+    uint64_t a0 = r0, a1 = r1, a2 = 0;
+    __m512i q[4][3], v[3], w[3], e[3];
 
-    uint64_t one = 1;
-    P64_PUT(st, powers, one);
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
+        q[k][0] = _mm512_set1_epi64((long long)(a0 & M44));
+        q[k][1] = _mm512_set1_epi64((long long)(((a0 >> 44) | (a1 << 20)) & M44));
+        q[k][2] = _mm512_set1_epi64((long long)((a1 >> 24) | (a2 << 40)));
+        if (k < 3)
+            p64_mul(&a0, &a1, &a2, r0, r1, s1);
+    }
+    /* Lane j needs r^e, e = 8 - (block in lane j) = 8 4 7 3 6 2 5 1: v holds r^(e - 4)
+     * or r^e and w holds r^4 or 1; r^4, the last to arrive, is blended last. */
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
+        v[i] = blend(blend(blend(q[0][i], 0x30, q[1][i]), 0x0c, q[2][i]), 0x03, q[3][i]);
+        w[i] = blend(i == 0 ? _mm512_set1_epi64(1) : zero, 0x55, q[3][i]);
+    }
+    mul_reduce_fast(v[0], v[1], v[2], w[0], w[1], w[2], &R->p8[0], &R->p8[1], &R->p8[2]);
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++)
+        R->b8[i] = _mm512_permutexvar_epi64(zero, R->p8[i]); /* lane 0: r^8 */
+    mul_reduce_fast(R->p8[0], R->p8[1], R->p8[2], R->b8[0], R->b8[1], R->b8[2], &R->p16[0],
+                    &R->p16[1], &R->p16[2]);
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
+        R->b16[i] = _mm512_permutexvar_epi64(zero, R->p16[i]);
+        w[i] = blend(R->b8[i], 0x02, R->b16[i]); /* r^8 in lane 0, r^16 in lane 1 */
+    }
+    mul_reduce_fast(R->b16[0], R->b16[1], R->b16[2], w[0], w[1], w[2], &e[0], &e[1], &e[2]);
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
+        R->b24[i] = _mm512_permutexvar_epi64(zero, e[i]);
+        R->b32[i] = _mm512_permutexvar_epi64(_mm512_set1_epi64(1), e[i]);
+    }
+
+    /* The state's copy, for the key's later calls. r^24 and r^32 leave lanes 0 and 1 of
+     * e through the slots of P16 (whole-vector stores, then 8-byte loads inside them,
+     * which store forwarding serves) before P16 goes there: horizontal sums to move
+     * them cost ~40 shuffles and adds on the two vector ports. */
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
+        const size_t slot = P64_VEC_OFFSET + offsetof(ifma_powers, p16[i]);
+        _mm512_store_si512((void *)(st->opaque + slot), e[i]);
+        p64_set_word(st, P64_VEC_OFFSET + offsetof(ifma_powers, p24) + 8 * (size_t)i,
+                     p64_word(st, slot));
+        p64_set_word(st, P64_VEC_OFFSET + offsetof(ifma_powers, p32) + 8 * (size_t)i,
+                     p64_word(st, slot + 8));
+        _mm512_store_si512((void *)(tab + offsetof(ifma_powers, p8[i])), R->p8[i]);
+        _mm512_store_si512((void *)(st->opaque + slot), R->p16[i]);
+    }
+    p64_set_word(st, offsetof(p64_head, powers), 1);
 }
 
-/* nb >= 1 blocks through the vector path; h in radix 2^64 in and out. */
-static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *in, size_t nb,
-                       uint32_t padbit)
+/* A later call: the tables as they are, the broadcasts straight from memory. */
+AC_INLINE void powers_load(const poly1305_state *st, ifma_regs *R)
+{
+    const uint8_t *tab = st->opaque + P64_VEC_OFFSET;
+
+    _Pragma("GCC unroll 3") for (int i = 0; i < 3; i++) {
+        R->p8[i] = _mm512_load_si512((const void *)(tab + offsetof(ifma_powers, p8[i])));
+        R->p16[i] = _mm512_load_si512((const void *)(tab + offsetof(ifma_powers, p16[i])));
+        R->b8[i] = _mm512_set1_epi64(
+            (long long)p64_word(st, P64_VEC_OFFSET + offsetof(ifma_powers, p8[i])));
+        R->b16[i] = _mm512_set1_epi64(
+            (long long)p64_word(st, P64_VEC_OFFSET + offsetof(ifma_powers, p16[i])));
+        R->b24[i] = _mm512_set1_epi64(
+            (long long)p64_word(st, P64_VEC_OFFSET + offsetof(ifma_powers, p24) + 8 * (size_t)i));
+        R->b32[i] = _mm512_set1_epi64(
+            (long long)p64_word(st, P64_VEC_OFFSET + offsetof(ifma_powers, p32) + 8 * (size_t)i));
+    }
+}
+
+/* nb >= 1 blocks through the vector path; h in radix 2^64 read from and written back
+ * to the state word by word (an array copied whole went through the stack, and a
+ * 16-byte load over two 8-byte stores misses store forwarding). */
+AC_INLINE void vec_blocks(poly1305_state *st, const ifma_regs *R, const uint8_t *in, size_t nb,
+                          uint32_t padbit)
 {
     const __m512i mask44 = _mm512_set1_epi64((long long)M44);
     const __m512i mask42 = _mm512_set1_epi64((long long)M42);
     const __m512i pad = _mm512_set1_epi64((long long)((uint64_t)padbit << 40));
-    const uint8_t *tab = vec_area(st);
     __m512i h0, h1, h2, m0, m1, m2;
     size_t t = nb % 8, groups = (nb + 7) / 8;
 
@@ -278,9 +339,12 @@ static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *i
         }
 
         __mmask8 hl = (__mmask8)(1u << LANE_OF_BLOCK[first]);
-        uint64_t a0 = h[0] & M44;
-        uint64_t a1 = ((h[0] >> 44) | (h[1] << 20)) & M44;
-        uint64_t a2 = (h[1] >> 24) | (h[2] << 40);
+        const uint64_t x0 = p64_word(st, offsetof(p64_head, h));
+        const uint64_t x1 = p64_word(st, offsetof(p64_head, h) + 8);
+        const uint64_t x2 = p64_word(st, offsetof(p64_head, h) + 16);
+        uint64_t a0 = x0 & M44;
+        uint64_t a1 = ((x0 >> 44) | (x1 << 20)) & M44;
+        uint64_t a2 = (x1 >> 24) | (x2 << 40);
         h0 = _mm512_mask_add_epi64(m0, hl, m0, _mm512_set1_epi64((long long)a0));
         h1 = _mm512_mask_add_epi64(m1, hl, m1, _mm512_set1_epi64((long long)a1));
         h2 = _mm512_mask_add_epi64(m2, hl, m2, _mm512_set1_epi64((long long)a2));
@@ -294,26 +358,15 @@ static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *i
      * reduction, against the same per 256 bytes with two groups an iteration. */
     if (groups >= 2) {
         const __m512i zero = _mm512_setzero_si512();
-        const __m512i b8_0 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 0)));
-        const __m512i b8_1 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 64)));
-        const __m512i b8_2 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 128)));
+        const __m512i b8_0 = R->b8[0], b8_1 = R->b8[1], b8_2 = R->b8[2];
         const __m512i b8_s1 = times20(b8_1), b8_s2 = times20(b8_2);
-        const __m512i b16_0 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 192)));
-        const __m512i b16_1 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 256)));
-        const __m512i b16_2 = _mm512_permutexvar_epi64(zero, _mm512_load_si512((const void *)(tab + 320)));
+        const __m512i b16_0 = R->b16[0], b16_1 = R->b16[1], b16_2 = R->b16[2];
         const __m512i b16_s1 = times20(b16_1), b16_s2 = times20(b16_2);
 
         if (groups >= 4) {
-            uint64_t hi[2][3];
-            memcpy(hi[0], tab + offsetof(ifma_powers, p24), sizeof hi[0]);
-            memcpy(hi[1], tab + offsetof(ifma_powers, p32), sizeof hi[1]);
-            const __m512i b24_0 = _mm512_set1_epi64((long long)hi[0][0]);
-            const __m512i b24_1 = _mm512_set1_epi64((long long)hi[0][1]);
-            const __m512i b24_2 = _mm512_set1_epi64((long long)hi[0][2]);
+            const __m512i b24_0 = R->b24[0], b24_1 = R->b24[1], b24_2 = R->b24[2];
             const __m512i b24_s1 = times20(b24_1), b24_s2 = times20(b24_2);
-            const __m512i b32_0 = _mm512_set1_epi64((long long)hi[1][0]);
-            const __m512i b32_1 = _mm512_set1_epi64((long long)hi[1][1]);
-            const __m512i b32_2 = _mm512_set1_epi64((long long)hi[1][2]);
+            const __m512i b32_0 = R->b32[0], b32_1 = R->b32[1], b32_2 = R->b32[2];
             const __m512i b32_s1 = times20(b32_1), b32_s2 = times20(b32_2);
 
             do {
@@ -347,14 +400,10 @@ static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *i
     {
         const __m512i zero = _mm512_setzero_si512();
         __m512i d[6] = {zero, zero, zero, zero, zero, zero};
-        __m512i p0 = _mm512_load_si512((const void *)(tab + 0));
-        __m512i p1 = _mm512_load_si512((const void *)(tab + 64));
-        __m512i p2 = _mm512_load_si512((const void *)(tab + 128));
+        const __m512i p0 = R->p8[0], p1 = R->p8[1], p2 = R->p8[2];
 
         if (groups == 1) {
-            __m512i q0 = _mm512_load_si512((const void *)(tab + 192));
-            __m512i q1 = _mm512_load_si512((const void *)(tab + 256));
-            __m512i q2 = _mm512_load_si512((const void *)(tab + 320));
+            const __m512i q0 = R->p16[0], q1 = R->p16[1], q2 = R->p16[2];
             load8(in, pad, mask44, &m0, &m1, &m2);
             MAC(d, m0, m1, m2, p0, p1, p2, times20(p1), times20(p2));
             MAC(d, h0, h1, h2, q0, q1, q2, times20(q1), times20(q2));
@@ -369,12 +418,11 @@ static void vec_blocks(const poly1305_state *st, uint64_t h[3], const uint8_t *i
     uint64_t a0 = (uint64_t)_mm512_reduce_add_epi64(h0);
     uint64_t a1 = (uint64_t)_mm512_reduce_add_epi64(h1);
     uint64_t a2 = (uint64_t)_mm512_reduce_add_epi64(h2);
-    p64_u128 x = (p64_u128)a0 + ((p64_u128)a1 << 44);
-    h[0] = (uint64_t)x;
-    x = (x >> 64) + ((p64_u128)a2 << 24);
-    h[1] = (uint64_t)x;
-    h[2] = (uint64_t)(x >> 64);
-    p64_fold(h);
+    uint64_t h[3];
+    p64_join44(h, a0, a1, a2);
+    p64_set_word(st, offsetof(p64_head, h), h[0]);
+    p64_set_word(st, offsetof(p64_head, h) + 8, h[1]);
+    p64_set_word(st, offsetof(p64_head, h) + 16, h[2]);
 }
 
 static void poly1305_avx512ifma_init(poly1305_state *st, const uint8_t key[32])
@@ -382,28 +430,55 @@ static void poly1305_avx512ifma_init(poly1305_state *st, const uint8_t key[32])
     p64_init(st, key);
 }
 
+/* The vector calls out of line: inlined, their prologue (five pushes, a 64-byte
+ * aligned frame for spills) ran before the length check of every call, and the 64-byte
+ * MAC on the scalar path was 3% slower (bench-ab). */
+static __attribute__((noinline)) void vec_call_warm(poly1305_state *st, const uint8_t *in,
+                                                    size_t nb, uint32_t padbit)
+{
+    ifma_regs R;
+
+    powers_load(st, &R);
+    vec_blocks(st, &R, in, nb, padbit);
+}
+
+static __attribute__((noinline)) void vec_call_cold(poly1305_state *st, const uint8_t *in,
+                                                    size_t nb, uint32_t padbit)
+{
+    ifma_regs R;
+
+    powers_compute(st, &R);
+    if (nb >= COLD_VIA_STATE_BLOCKS)
+        vec_call_warm(st, in, nb, padbit);
+    else
+        vec_blocks(st, &R, in, nb, padbit);
+}
+
+/* Aligned: placed wherever the vector code before it ends, the 64-byte MAC moved by
+ * +-2% from build to build. */
+static __attribute__((noinline, aligned(64))) void scalar_call(poly1305_state *st,
+                                                              const uint8_t *in, size_t len,
+                                                              uint32_t padbit)
+{
+    p64_blocks_call(st, in, len, padbit);
+}
+
+/* Only the length checks here, every path a tail call: whatever gcc inlines into this
+ * function, its prologue runs on every call (six pushes cost the 64-byte MAC 10%). */
 static void poly1305_avx512ifma_blocks(poly1305_state *st, const uint8_t *in, size_t len,
                                        uint32_t padbit)
 {
     size_t nb = len / 16;
-    uint64_t h[3];
 
     if (nb < VEC_MIN_BLOCKS) {
-        p64_blocks_call(st, in, len, padbit);
-        return;
+        scalar_call(st, in, len, padbit);
+    } else if (p64_word(st, offsetof(p64_head, powers)) != 0) {
+        vec_call_warm(st, in, nb, padbit);
+    } else if (nb < VEC_MIN_BLOCKS_COLD) {
+        scalar_call(st, in, len, padbit);
+    } else {
+        vec_call_cold(st, in, nb, padbit);
     }
-    uint64_t ready;
-    P64_GET(st, powers, ready);
-    if (!ready) {
-        if (nb < VEC_MIN_BLOCKS_COLD) {
-            p64_blocks_call(st, in, len, padbit);
-            return;
-        }
-        compute_powers(st);
-    }
-    P64_GET(st, h, h);
-    vec_blocks(st, h, in, nb, padbit);
-    P64_PUT(st, h, h);
 }
 
 static void poly1305_avx512ifma_finish(poly1305_state *st, uint8_t tag[16])
