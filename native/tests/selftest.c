@@ -185,6 +185,19 @@ static void test_poly1305(const char *impl)
         poly1305_check(impl, key, buf + off, len, "random");
         free(buf);
     }
+    /* Past the boundary lengths: a key's first call of 4 KiB or more takes its own path on
+     * avx512ifma (powers reloaded from the state), and long calls run the main loops for
+     * many iterations; random data and keys there, both one-shot and incremental. */
+    static const size_t long_lens[] = {4080, 4095, 4096, 4097, 4111, 4112, 8192 + 48,
+                                       16384 + 7, 65536 + 3};
+    for (size_t i = 0; i < sizeof long_lens / sizeof long_lens[0]; i++) {
+        size_t off = (size_t)(rng_next() % 64);
+        uint8_t *buf = xmalloc(long_lens[i] + 64);
+        rng_fill(key, 32);
+        rng_fill(buf + off, long_lens[i]);
+        poly1305_check(impl, key, buf + off, long_lens[i], "random, long");
+        free(buf);
+    }
     /* Lazy-reduction overflows showed up on long all-0xFF inputs with extreme limbs. */
     size_t len = 4096 + 48;
     uint8_t *ff = xmalloc(len);
