@@ -61,10 +61,19 @@
  * from load to store without touching memory but for the key bytes.
  *
  * Subkeys. The round key cannot fold into the S-box (the affine constants are
- * immediates), so each key byte is XORed in: the key table holds every subkey byte
- * repeated over a qword, which the XOR (and the FL layer's AND and ternlog) reads with a
- * qword broadcast (vpbroadcastq from memory or an embedded {1to8} operand: load ports
- * only), so no shuffle is spent on it.
+ * immediates), and XORing it into the eight S-box inputs would cost 8 of a round's 44
+ * instructions. Instead each half is kept as its true value XOR a known, key-only offset,
+ * and a round adds a constant to the half it writes so that when that half next enters
+ * the S-boxes its offset is exactly that round's subkey: the S-boxes read the state as
+ * it is. The constants ride in the P-network for free: 8 of its 20 instructions (w0..w3,
+ * d4..d7) are two-input XORs that become three-input vpternlogq with a broadcast key
+ * qword, and these 8 slots reach the 8 output bytes through an invertible map
+ * (build_keys). The FL layer, an affine map for a fixed key, carries an offset x to
+ * fl(x) ^ fl(0) and needs nothing either; the whitening XORs absorb the first and last
+ * offsets. 36 instructions a round instead of 44, measured 0.735 -> 0.674 c/B at 64 KiB
+ * (128-bit keys, 0.934 -> 0.855 for 256-bit; interleaved, this Intel host). The key table
+ * holds every constant byte repeated over a qword, which vpternlogq (and the FL layer's
+ * AND and ternlog) reads as an embedded {1to8} broadcast: load ports only, no shuffle.
  *
  * Tail. 1..63 blocks run as one batch with masked loads and stores (AVX512BW byte masks;
  * masked-out bytes are neither read nor written, nor does their fault matter): no stack
@@ -80,9 +89,9 @@
 
 
 typedef struct {
-    uint64_t rk[24][8];    /* round r's subkey byte j, times 0x0101010101010101 */
+    uint64_t rk[24][8];    /* round r's constants for w0..w3, d4..d7, each byte times 0x01..01 */
     uint64_t fl[3][16];    /* FL layer l: the FL subkey's bytes, then FL^-1's */
-    uint64_t kw[32];       /* kw_pre (D1, D2), then kw_post (D2, D1) */
+    uint64_t kw[32];       /* kw_pre (D1, D2), then kw_post (D2, D1), with the offsets */
     unsigned rounds;       /* 18 or 24 */
 } __attribute__((aligned(64))) camellia_gfni_keys;
 
@@ -95,6 +104,25 @@ static uint64_t rep(uint64_t w, unsigned j)
     return ((w >> (56 - 8 * j)) & 0xff) * 0x0101010101010101ULL;
 }
 
+/* RFC 3713 2.4.2, on the key-only offsets of build_keys (no table, no branch). */
+static uint64_t fl_scalar(uint64_t x, uint64_t k)
+{
+    uint32_t x1 = (uint32_t)(x >> 32), x2 = (uint32_t)x;
+
+    x2 ^= rotl32(x1 & (uint32_t)(k >> 32), 1);
+    x1 ^= x2 | (uint32_t)k;
+    return ((uint64_t)x1 << 32) | x2;
+}
+
+static uint64_t flinv_scalar(uint64_t y, uint64_t k)
+{
+    uint32_t y1 = (uint32_t)(y >> 32), y2 = (uint32_t)y;
+
+    y1 ^= y2 | (uint32_t)k;
+    y2 ^= rotl32(y1 & (uint32_t)(k >> 32), 1);
+    return ((uint64_t)y1 << 32) | y2;
+}
+
 static void build_keys(camellia_gfni_keys *kt, const camellia_subkeys *ks, int decrypt)
 {
     const unsigned nk = ks->key_bits == 128 ? 18 : 24;
@@ -103,22 +131,50 @@ static void build_keys(camellia_gfni_keys *kt, const camellia_subkeys *ks, int d
     const uint64_t *kw_post = decrypt ? &ks->kw[0] : &ks->kw[2];
 #define K(i) (ks->k[decrypt ? nk - (i) : (i) - 1])
 #define KE(i) (ks->ke[decrypt ? nke - (i) : (i) - 1])
+    /* o[0], o[1]: what the stored L and R differ from the true ones by (see "Subkeys") */
+    uint64_t o[2] = { K(1), 0 };
 
     kt->rounds = nk;
-    for (unsigned r = 0; r < nk; r++)
-        for (unsigned j = 0; j < 8; j++)
-            kt->rk[r][j] = rep(K(r + 1), j);
+    for (unsigned r = 0; r < nk; r++) {
+        /* round r (0-based) reads half r & 1 with offset K(r + 1) and writes the other */
+        uint64_t *od = &o[(r + 1) & 1];
+        const unsigned l = (r + 1) / 6 - 1;     /* FL layer after this round, if any */
+        const int fl_next = r + 1 < nk && (r + 1) % 6 == 0;
+        uint64_t want, c;
+
+        if (r + 1 == nk)
+            want = 0;
+        else if (fl_next)   /* FL maps offset x to fl(x) ^ fl(0); then K(r + 2) */
+            want = flinv_scalar(K(r + 2) ^ fl_scalar(0, KE(2 * l + 1)), KE(2 * l + 1));
+        else
+            want = K(r + 2);
+        c = *od ^ want;
+        *od = want;
+        /* byte i of c to output i of P: w3, w0, w1, w2 reach outputs (0, 7), (1, 4),
+         * (2, 5), (3, 6); d4..d7 the rest */
+        kt->rk[r][0] = rep(c, 1);
+        kt->rk[r][1] = rep(c, 2);
+        kt->rk[r][2] = rep(c, 3);
+        kt->rk[r][3] = rep(c, 0);
+        for (unsigned j = 4; j < 8; j++)
+            kt->rk[r][j] = rep(c, j) ^ rep(c, (j - 3) & 3);
+        if (fl_next) {
+            o[0] = fl_scalar(o[0], KE(2 * l + 1)) ^ fl_scalar(0, KE(2 * l + 1));
+            o[1] = flinv_scalar(o[1], KE(2 * l + 2)) ^ flinv_scalar(0, KE(2 * l + 2));
+        }
+    }
     for (unsigned l = 0; l + 1 < nk / 6; l++)
         for (unsigned j = 0; j < 8; j++) {
             kt->fl[l][j] = rep(KE(2 * l + 1), j);
             kt->fl[l][8 + j] = rep(KE(2 * l + 2), j);
         }
     for (unsigned j = 0; j < 8; j++) {
-        kt->kw[j] = rep(kw_pre[0], j);
+        kt->kw[j] = rep(kw_pre[0] ^ K(1), j);
         kt->kw[8 + j] = rep(kw_pre[1], j);
-        kt->kw[16 + j] = rep(kw_post[0], j);
-        kt->kw[24 + j] = rep(kw_post[1], j);
+        kt->kw[16 + j] = rep(kw_post[0] ^ o[1], j);
+        kt->kw[24 + j] = rep(kw_post[1] ^ o[0], j);
     }
+    ac_wipe(o, sizeof o);
 #undef K
 #undef KE
 }
@@ -136,24 +192,25 @@ AC_INLINE __m512i kb(uint64_t k)
     _mm512_gf2p8affineinv_epi64_epi8(_mm512_gf2p8affine_epi64_epi8((x), (pre), PRE_C), (post), (c))
 
 /*
- * d ^= F(s, k) on byte-sliced halves (section 2.4.1). Bytes 1..8 of F use s1 s2 s3 s4 s2
- * s3 s4 s1. The P-function is the XOR network of the AVX2 rows (x86_byteslice_batch.h)
- * with its second layer computed from the S-box outputs directly and its last layer
- * merged into the XOR into d, each pair of XORs one vpternlogq: 20 instructions, depth 3.
+ * d ^= F(s, k) on byte-sliced halves (section 2.4.1), s already carrying k (see "Subkeys";
+ * rk: this round's offset constants). Bytes 1..8 of F use s1 s2 s3 s4 s2 s3 s4 s1. The
+ * P-function is the XOR network of the AVX2 rows (x86_byteslice_batch.h) with its second
+ * layer computed from the S-box outputs directly and its last layer merged into the XOR
+ * into d, each pair of XORs one vpternlogq: 20 instructions, depth 3.
  */
 AC_INLINE void round_f(const __m512i *s, __m512i *d, const uint64_t *rk)
 {
     const __m512i a1 = kb(PRE1_M), a4 = kb(PRE4_M);
     const __m512i b1 = kb(POST1_M), b2 = kb(POST2_M), b3 = kb(POST3_M);
 
-    __m512i t0 = SBOX(_mm512_xor_si512(s[0], kb(rk[0])), a1, b1, POST1_C);
-    __m512i t1 = SBOX(_mm512_xor_si512(s[1], kb(rk[1])), a1, b2, POST2_C);
-    __m512i t2 = SBOX(_mm512_xor_si512(s[2], kb(rk[2])), a1, b3, POST3_C);
-    __m512i t3 = SBOX(_mm512_xor_si512(s[3], kb(rk[3])), a4, b1, POST1_C);
-    __m512i t4 = SBOX(_mm512_xor_si512(s[4], kb(rk[4])), a1, b2, POST2_C);
-    __m512i t5 = SBOX(_mm512_xor_si512(s[5], kb(rk[5])), a1, b3, POST3_C);
-    __m512i t6 = SBOX(_mm512_xor_si512(s[6], kb(rk[6])), a4, b1, POST1_C);
-    __m512i t7 = SBOX(_mm512_xor_si512(s[7], kb(rk[7])), a1, b1, POST1_C);
+    __m512i t0 = SBOX(s[0], a1, b1, POST1_C);
+    __m512i t1 = SBOX(s[1], a1, b2, POST2_C);
+    __m512i t2 = SBOX(s[2], a1, b3, POST3_C);
+    __m512i t3 = SBOX(s[3], a4, b1, POST1_C);
+    __m512i t4 = SBOX(s[4], a1, b2, POST2_C);
+    __m512i t5 = SBOX(s[5], a1, b3, POST3_C);
+    __m512i t6 = SBOX(s[6], a4, b1, POST1_C);
+    __m512i t7 = SBOX(s[7], a1, b1, POST1_C);
 
     const __m512i u0 = _mm512_xor_si512(t0, t5), u1 = _mm512_xor_si512(t1, t6);
     const __m512i u2 = _mm512_xor_si512(t2, t7), u3 = _mm512_xor_si512(t3, t4);
@@ -161,16 +218,18 @@ AC_INLINE void round_f(const __m512i *s, __m512i *d, const uint64_t *rk)
     const __m512i v5 = _mm512_ternarylogic_epi64(t5, t3, t4, XOR3);
     const __m512i v6 = _mm512_ternarylogic_epi64(t6, t0, t5, XOR3);
     const __m512i v7 = _mm512_ternarylogic_epi64(t7, t1, t6, XOR3);
-    const __m512i w0 = _mm512_xor_si512(u0, v7), w1 = _mm512_xor_si512(u1, v4);
-    const __m512i w2 = _mm512_xor_si512(u2, v5), w3 = _mm512_xor_si512(u3, v6);
+    const __m512i w0 = _mm512_ternarylogic_epi64(u0, v7, kb(rk[0]), XOR3);
+    const __m512i w1 = _mm512_ternarylogic_epi64(u1, v4, kb(rk[1]), XOR3);
+    const __m512i w2 = _mm512_ternarylogic_epi64(u2, v5, kb(rk[2]), XOR3);
+    const __m512i w3 = _mm512_ternarylogic_epi64(u3, v6, kb(rk[3]), XOR3);
     d[0] = _mm512_ternarylogic_epi64(d[0], v4, w3, XOR3);
     d[1] = _mm512_ternarylogic_epi64(d[1], v5, w0, XOR3);
     d[2] = _mm512_ternarylogic_epi64(d[2], v6, w1, XOR3);
     d[3] = _mm512_ternarylogic_epi64(d[3], v7, w2, XOR3);
-    d[4] = _mm512_xor_si512(d[4], w0);
-    d[5] = _mm512_xor_si512(d[5], w1);
-    d[6] = _mm512_xor_si512(d[6], w2);
-    d[7] = _mm512_xor_si512(d[7], w3);
+    d[4] = _mm512_ternarylogic_epi64(d[4], w0, kb(rk[4]), XOR3);
+    d[5] = _mm512_ternarylogic_epi64(d[5], w1, kb(rk[5]), XOR3);
+    d[6] = _mm512_ternarylogic_epi64(d[6], w2, kb(rk[6]), XOR3);
+    d[7] = _mm512_ternarylogic_epi64(d[7], w3, kb(rk[7]), XOR3);
 }
 
 /*
