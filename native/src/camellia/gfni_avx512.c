@@ -436,31 +436,32 @@ AC_INLINE __mmask64 reg_mask(size_t nblocks, int r)
     return nblocks > first ? ((__mmask64)1 << (16 * (nblocks - first))) - 1 : 0;
 }
 
-/* All nk rounds and the FL layers between them. nk is a constant at each call, so every
- * loop unrolls and the state stays in registers; a loop over a run-time count would keep
- * it in memory. */
-AC_INLINE void rounds(__m512i *x, const camellia_gfni_keys *kt, const unsigned nk)
+/* All nk rounds and the FL layers between them, as a loop over groups of six rounds: the
+ * state indices are constants within the body, so it stays in registers. The loop halves
+ * the code against 24 unrolled rounds (~8 KiB instead of ~15) and measured 1-2% faster
+ * (64 B to 64 KiB, 128- and 256-bit keys, interleaved). */
+AC_INLINE void rounds(__m512i *x, const camellia_gfni_keys *kt)
 {
-#pragma GCC unroll 4
-    for (unsigned r = 0; r < nk; r += 6) {
-        if (r > 0) {
-            const uint64_t *fl = kt->fl[r / 6 - 1];
-            fl_fwd(x, fl);
-            fl_back(x + 8, fl + 12);
-        }
-        round_f(x, x + 8, kt->rk[r]);
-        round_f(x + 8, x, kt->rk[r + 1]);
-        round_f(x, x + 8, kt->rk[r + 2]);
-        round_f(x + 8, x, kt->rk[r + 3]);
-        round_f(x, x + 8, kt->rk[r + 4]);
-        round_f(x + 8, x, kt->rk[r + 5]);
+    const uint64_t (*rk)[8] = kt->rk;
+    const uint64_t (*fl)[24] = kt->fl;
+
+    for (unsigned r = 0;; r += 6, rk += 6, fl++) {
+        round_f(x, x + 8, rk[0]);
+        round_f(x + 8, x, rk[1]);
+        round_f(x, x + 8, rk[2]);
+        round_f(x + 8, x, rk[3]);
+        round_f(x, x + 8, rk[4]);
+        round_f(x + 8, x, rk[5]);
+        if (r + 6 == kt->rounds)
+            break;
+        fl_fwd(x, fl[0]);
+        fl_back(x + 8, fl[0] + 12);
     }
 }
 
 /*
  * nblocks (1..64) blocks from in to out (out == in allowed: all of them are loaded before
- * anything is stored). Out of line, one copy: straight-line code for 24 rounds, which
- * the 18-round path shares up to its end (about 15 KiB in all).
+ * anything is stored). Out of line, one copy for every key size and block count.
  */
 static __attribute__((noinline)) void batch64(const camellia_gfni_keys *kt, uint8_t *out,
                                               const uint8_t *in, size_t nblocks)
@@ -486,10 +487,7 @@ static __attribute__((noinline)) void batch64(const camellia_gfni_keys *kt, uint
     for (int j = 0; j < 8; j++)
         x[j] = _mm512_xor_si512(x[j], kb(kt->kw[j]));
 
-    if (kt->rounds == 18)
-        rounds(x, kt, 18);
-    else
-        rounds(x, kt, 24);
+    rounds(x, kt);
 
     /* postwhitening, and out as D2 || D1 */
     __m512i y[16];
