@@ -119,7 +119,9 @@
  * costs about what a full one does: 64 B measured 148 ns against libgcrypt 1.12's 160.
  *
  * Constant time: no branch or address depends on key or data; masks and branches depend
- * on the block count only. A per-call key table is wiped before returning.
+ * on the block count only. A per-call key table is wiped before returning, and so are
+ * batch128's halves in memory (the last state and the output would give away whitening
+ * constants; once a call: 2 KiB 0.516 -> 0.532 c/B, 16 KiB and up unchanged).
  */
 
 
@@ -575,10 +577,10 @@ static __attribute__((noinline)) void batch64(const camellia_gfni_keys *kt, uint
  * port 0, gains nothing from a second chain).
  */
 static __attribute__((noinline)) void batch128(const camellia_gfni_keys *kt, uint8_t *out,
-                                               const uint8_t *in)
+                                               const uint8_t *in, half_mem *mem)
 {
     __m512i a[16], b[16], y[16];
-    half_mem ma[2], mb[2];    /* d: [0] after an even number of rounds, [1] after odd */
+    half_mem *ma = mem, *mb = mem + 2;    /* d: [0] after an even number of rounds, [1] odd */
 
 #pragma GCC unroll 16
     for (int r = 0; r < 16; r++)
@@ -666,6 +668,8 @@ static void camellia_gfni_run(const camellia_subkeys *ks, const void *cache, int
 {
     camellia_gfni_keys local;
     const camellia_gfni_keys *kt;
+    half_mem mem[4];    /* batch128's halves in memory, wiped once at the end */
+    const int used = nblocks >= 128;
 
     if (nblocks == 0)
         return;
@@ -676,13 +680,15 @@ static void camellia_gfni_run(const camellia_subkeys *ks, const void *cache, int
         kt = &local;
     }
     for (; nblocks >= 128; nblocks -= 128, in += 2048, out += 2048)
-        batch128(kt, out, in);
+        batch128(kt, out, in, mem);
     if (nblocks >= 64) {
         batch64(kt, out, in, 64);
         nblocks -= 64, in += 1024, out += 1024;
     }
     if (nblocks > 0)
         batch64(kt, out, in, nblocks);
+    if (used)
+        ac_wipe(mem, sizeof mem);
     if (cache == NULL)
         ac_wipe(&local, sizeof local);
 }
