@@ -1,4 +1,4 @@
-/* Camellia ECB, AVX-512 + GFNI: 64 blocks byte-sliced into 16 zmm, kept in an affine domain where an S-box is one vgf2p8affineinvqb (RFC 3713 2.3-2.4). */
+/* Camellia ECB, AVX-512 + GFNI: 64 blocks byte-sliced into 16 zmm (two such batches side by side), kept in an affine domain where an S-box is one vgf2p8affineinvqb (RFC 3713 2.3-2.4). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512BW__) || !defined(__GFNI__)
 #error "camellia/gfni_avx512.c needs -mavx512f -mavx512vl -mavx512bw -mgfni (ISA_FLAGS_gfni_avx512 in native/isa.mk)"
 #endif
@@ -108,9 +108,10 @@
  *   plain S-boxes, key XORed into their inputs: 16 + 28 a round, 1032 in all    0.735
  *   offsets, the key in the P-network:          16 + 20 a round,  888 in all    0.674
  *   the M domain:                               10 + 20 a round,  796 in all    0.575
+ *   two batches side by side (batch128):        the same, and 8 stores a round  0.525
  * (vgf2p8affine* + the rest). The rounds are a latency chain: every input byte of a
  * round depends on every S-box of the previous one, and all vgf2p8affine* share port 0;
- * 10 of them a round, not 16, is most of the last step.
+ * 10 of them a round, not 16, is most of the third step, a second chain the fourth.
  *
  * Tail. 1..63 blocks run as one batch with masked loads and stores (AVX512BW byte masks;
  * masked-out bytes are neither read nor written, nor does their fault matter): no stack
