@@ -571,11 +571,13 @@ static __attribute__((noinline)) void batch64(const camellia_gfni_keys *kt, uint
  * two 512-bit ports. Two chains side by side let one's P-network run while the other's
  * S-boxes occupy port 0. Both states do not fit the 32 registers with the temporaries, so
  * the half that a round only XORs into (d) lives in memory, read by its last vpternlogq:
- * 8 stores a round, port 0 and 5 untouched. gcc left to spill by itself (all 32 in
- * registers) measured 3-5% slower than this. Against batch64 alone (interleaved, two runs
- * of 31 rounds): 128-bit keys 2-64 KiB 0.587-0.605 -> 0.559-0.567 c/B (-5 to -7%),
- * 256-bit 0.752-0.763 -> 0.729-0.745 (-2 to -4%: its third FL layer, 24 GFNI a batch on
- * port 0, gains nothing from a second chain).
+ * 8 stores a round, port 0 and 5 untouched. Against batch64 alone (interleaved, two runs
+ * of 31 rounds, before the FL change below): 128-bit keys 2-64 KiB 0.587-0.605 ->
+ * 0.559-0.567 c/B (-5 to -7%), 256-bit 0.752-0.763 -> 0.729-0.745 (-2 to -4%: its third
+ * FL layer, 24 GFNI a batch on port 0, gains little from a second chain). Leaving both
+ * whole states to gcc's register allocator (it spills on its own) measured +3% at 128-bit
+ * and -3% at 256-bit against this (2-64 KiB, final code); this form is kept for the
+ * 128-bit keys of the benchmarks and because its memory is ours to wipe.
  */
 static __attribute__((noinline)) void batch128(const camellia_gfni_keys *kt, uint8_t *out,
                                                const uint8_t *in, half_mem *mem)
