@@ -505,9 +505,11 @@ static void test_hash_many(const char *alg, const char *impl, int id_small, int 
 
 static void test_camellia(const char *impl)
 {
-    /* Every count to 70, then around the 64-block loop running twice. */
+    /* Every count to 70, then around the 64-block loop running twice, and around a
+     * 128-block step (gfni_avx512's two interleaved batches) followed by a 64-block one
+     * and by a short tail. */
     static const size_t key_lens[] = {16, 24, 32};
-    static const size_t extra[] = {95, 96, 97, 112, 127, 128, 129, 130};
+    static const size_t extra[] = {95, 96, 97, 112, 127, 128, 129, 130, 191, 192, 193, 255, 256, 257};
     for (size_t k = 0; k < 3; k++)
         for (size_t step = 0; step <= 70 + sizeof(extra) / sizeof(extra[0]); step++) {
             size_t blocks = step <= 70 ? step : extra[step - 71];
