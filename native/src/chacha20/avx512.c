@@ -1,4 +1,4 @@
-/* ChaCha20, AVX-512: two independent 16-block groups per 2 KiB iteration (one state word per zmm, one block per lane, vprold rotates, all 32 zmm registers; vpshufb for the 16- and 8-bit rotates of single groups), one group for 1 KiB and 513..1023-byte tails, 1..8 blocks as 4 blocks per zmm row set; byte-masked I/O (RFC 8439 2.3-2.4). */
+/* ChaCha20, AVX-512: two independent 16-block groups per 2 KiB iteration (one state word per zmm, one block per lane, vprold rotates, all 32 zmm registers; vpshufb for the 16- and 8-bit rotates of single groups), one group for 1 KiB and 513..1023-byte tails, 1..8 blocks as 4 blocks per zmm row set; for the AEAD, one group with block 0 as rows in the same rounds; byte-masked I/O (RFC 8439 2.3-2.4). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512BW__)
 #error "chacha20/avx512.c needs -mavx512f -mavx512vl -mavx512bw (ISA_FLAGS_avx512 in native/isa.mk)"
 #endif
@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "chacha20/chacha20.h"
+#include "aead/aead.h"
 
 /* "expand 32-byte k" as little-endian words (RFC 8439 2.3). */
 #define C0 0x61707865
@@ -429,6 +430,66 @@ static void tail8(uint8_t *out, const uint8_t *in, size_t len, const uint32_t ke
         xor_upto(out + 384, in + 384, b2, len - 384);
     if (len > 448)
         xor_upto(out + 448, in + 448, b3, len - 448);
+}
+
+/* The AEAD's first (or only) group with its one-time key: blocks 1..16 of the message
+ * (1 <= len <= 1024 bytes) and, in the same rounds, block 0 as one set of rows (lane 0;
+ * lanes 1..3 are computed and dropped), whose first 32 bytes go to otk (RFC 8439 2.6).
+ * Alone, that one block is a pass of its own, ten dependent double rounds (~300 cycles
+ * of latency, ~60 ns a call here) that the sixteen-lane group after it cannot overlap
+ * once the reorder buffer is full; interleaved, its ~330 operations take issue slots the
+ * group leaves free. aead/avx512.c has the measurements. */
+void ac_chacha20_avx512_group_otk(uint8_t otk[32], uint8_t *out, const uint8_t *in, size_t len,
+                                  const uint32_t key[8], const uint32_t nonce[3])
+{
+    __m512i x0 = _mm512_set1_epi32(C0), x1 = _mm512_set1_epi32(C1);
+    __m512i x2 = _mm512_set1_epi32(C2), x3 = _mm512_set1_epi32(C3);
+    __m512i x4 = bcast(&key[0]), x5 = bcast(&key[1]), x6 = bcast(&key[2]), x7 = bcast(&key[3]);
+    __m512i x8 = bcast(&key[4]), x9 = bcast(&key[5]), x10 = bcast(&key[6]), x11 = bcast(&key[7]);
+    __m512i x12 = lane_counters(1);
+    __m512i x13 = bcast(&nonce[0]), x14 = bcast(&nonce[1]), x15 = bcast(&nonce[2]);
+    ROWS_INIT(key, nonce, 0);
+    __m512i a0 = s0, a1 = s1, a2 = s2, a3 = s3;
+
+#pragma GCC unroll 10
+    for (int i = 0; i < 10; i++) {
+        QR(x0, x4, x8, x12);
+        QR(a0, a1, a2, a3);
+        QR(x1, x5, x9, x13);
+        DIAG(a0, a2, a3);
+        QR(x2, x6, x10, x14);
+        QR(x3, x7, x11, x15);
+        QR(x0, x5, x10, x15);
+        QR(a0, a1, a2, a3);
+        QR(x1, x6, x11, x12);
+        UNDIAG(a0, a2, a3);
+        QR(x2, x7, x8, x13);
+        QR(x3, x4, x9, x14);
+    }
+
+    /* Block 0, words 0..7 (rows 0 and 1 of lane 0). */
+    a0 = _mm512_add_epi32(a0, s0);
+    a1 = _mm512_add_epi32(a1, s1);
+    _mm512_mask_storeu_epi8((void *)otk, (__mmask64)0xffff, a0);
+    _mm512_mask_storeu_epi8((void *)(otk + 16), (__mmask64)0xffff, a1);
+
+    x0 = _mm512_add_epi32(x0, _mm512_set1_epi32(C0));
+    x1 = _mm512_add_epi32(x1, _mm512_set1_epi32(C1));
+    x2 = _mm512_add_epi32(x2, _mm512_set1_epi32(C2));
+    x3 = _mm512_add_epi32(x3, _mm512_set1_epi32(C3));
+    x4 = _mm512_add_epi32(x4, bcast(&key[0]));
+    x5 = _mm512_add_epi32(x5, bcast(&key[1]));
+    x6 = _mm512_add_epi32(x6, bcast(&key[2]));
+    x7 = _mm512_add_epi32(x7, bcast(&key[3]));
+    x8 = _mm512_add_epi32(x8, bcast(&key[4]));
+    x9 = _mm512_add_epi32(x9, bcast(&key[5]));
+    x10 = _mm512_add_epi32(x10, bcast(&key[6]));
+    x11 = _mm512_add_epi32(x11, bcast(&key[7]));
+    x12 = _mm512_add_epi32(x12, lane_counters(1));
+    x13 = _mm512_add_epi32(x13, bcast(&nonce[0]));
+    x14 = _mm512_add_epi32(x14, bcast(&nonce[1]));
+    x15 = _mm512_add_epi32(x15, bcast(&nonce[2]));
+    GROUP_OUT(out, in, len, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15);
 }
 
 static void chacha20_xor_stream_avx512(uint8_t *out, const uint8_t *in, size_t len,
