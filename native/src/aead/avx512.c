@@ -10,15 +10,23 @@
 
 /* Composed, not stitched. On the AVX2 row, stitching pays because its Poly1305 is
  * scalar: the integer units hash while the vector units run ChaCha20. Here both
- * halves are vector code on the same four pipes, and ChaCha20's two-group step
- * already keeps them full, so interleaving them would save no issue slots; what
- * composing costs is only each chunk's Poly1305 call overhead (its vector set-up
- * and final lane sum, ~60 operations against ~1300 per KiB of the two kernels'
- * work: under 1% at 8 KiB). Instruction counts per KiB: ChaCha20 ~1100 (960 for the
- * rounds), Poly1305 ~220 (144 IFMA), i.e. ~0.32 c/B at four vector operations a
- * cycle if nothing stalls (an estimate, not a measurement). 8 KiB: the chunk's
- * ciphertext is still in a 32 KiB L1 when Poly1305 reads it, and a multiple of the
- * ChaCha20 kernel's 2 KiB step. */
+ * halves are vector code on the same pipes, and ChaCha20's two-group step already keeps
+ * them full, so interleaving them would save no issue slots. 8 KiB: the chunk's
+ * ciphertext is still in L1 when Poly1305 reads it, and a multiple of the ChaCha20
+ * kernel's 2 KiB step.
+ * Where the rest goes, measured natively on the Intel AVX-512 host (Xeon under KVM,
+ * kernels called directly, interleaved medians, 64 KiB): ChaCha20 alone 0.527 c/B,
+ * Poly1305 alone 0.144, but the seal 0.78, ~16% over the sum; all ChaCha20 then all
+ * Poly1305 (no chunks) 0.77, Poly1305 over L1-resident data 0.154-0.161: neither the
+ * chunking nor the cache. It is the clock: after any 512-bit "heavy" instruction (IFMA,
+ * vpmuludq, vpmulld, FMA on zmm) the next ChaCha20 runs 12-14% slower for some tens of
+ * microseconds (64 KiB of ChaCha20 right after a 512-byte IFMA MAC: +12%; +14% at 16 KiB,
+ * +8% at 256 KiB), and scalar code too (a dependent add chain +20%); ymm IFMA and AVX2
+ * multiplies do not do it. libgcrypt 1.12's AEAD (zmm IFMA too) pays the same (0.86-0.87
+ * against 0.58 + 0.21). A 256-bit IFMA Poly1305 (a prototype, not in the tree: 0.216 c/B
+ * alone) made the 64 KiB seal only 0.976-0.982x (16 KiB 0.975x) and the 1 KiB seal 1.06x;
+ * the scalar Poly1305 that a stitched step would hide under ChaCha20 runs 1.14 c/B here,
+ * twice ChaCha20's time, so stitching cannot pay on this host. */
 #define AEAD_CHUNK 8192
 
 _Static_assert(AEAD_CHUNK % 2048 == 0, "chunks must cover whole two-group ChaCha20 steps");
