@@ -41,6 +41,17 @@ void ac_aead_onepass(int open, const struct chacha20_kernel *cipher,
                      const uint8_t *in, size_t len, const uint8_t *aad, size_t aad_len,
                      const uint32_t key[8], const uint32_t nonce[3]);
 
+/* The MAC of RFC 8439 2.8 once the one-time key is known: Poly1305 under otk over the
+ * aad, the ciphertext ct and their lengths, with the given kernel. */
+void ac_aead_mac(const struct poly1305_kernel *poly, const uint8_t otk[32], uint8_t tag[16],
+                 const uint8_t *aad, size_t aad_len, const uint8_t *ct, size_t len);
+
+/* chacha20/avx512.c, for the avx512 AEAD row (aead/avx512.c): 1 <= len <= 1024 bytes of
+ * message with blocks 1..16 and, in the same rounds, the one-time key (the first 32 bytes
+ * of block 0) into otk. out == in is allowed. */
+void ac_chacha20_avx512_group_otk(uint8_t otk[32], uint8_t *out, const uint8_t *in, size_t len,
+                                  const uint32_t key[8], const uint32_t nonce[3]);
+
 /* One kernel per row of aead/rows.h, defined by aead/<slug>.c. */
 #define AC_ROW_MIN_LEN(slug, requires, min_len) extern const aead_kernel archcrypt_chacha20_poly1305_##slug;
 #include "aead/rows.h"

@@ -38,6 +38,15 @@ static void mac_message(ac_poly1305 *mac, uint8_t tag[16], const uint8_t *aad, s
     ac_poly1305_final(mac, tag);
 }
 
+void ac_aead_mac(const poly1305_kernel *poly, const uint8_t otk[32], uint8_t tag[16],
+                 const uint8_t *aad, size_t aad_len, const uint8_t *ct, size_t len)
+{
+    ac_poly1305 mac;
+
+    ac_poly1305_init(&mac, poly, otk);
+    mac_message(&mac, tag, aad, aad_len, ct, len);
+}
+
 void ac_aead_onepass(int open, const chacha20_kernel *cipher, const poly1305_kernel *poly,
                      uint8_t *out, uint8_t tag[16], const uint8_t *in, size_t len,
                      const uint8_t *aad, size_t aad_len, const uint32_t key[8],

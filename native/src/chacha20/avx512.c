@@ -1,4 +1,4 @@
-/* ChaCha20, AVX-512: two independent 16-block groups per 2 KiB iteration (one state word per zmm, one block per lane, vprold rotates, all 32 zmm registers; vpshufb for the 16- and 8-bit rotates of single groups), one group for 1 KiB and 513..1023-byte tails, 1..8 blocks as 4 blocks per zmm row set; byte-masked I/O (RFC 8439 2.3-2.4). */
+/* ChaCha20, AVX-512: two independent 16-block groups per 2 KiB iteration (one state word per zmm, one block per lane, vprold rotates, all 32 zmm registers; vpshufb for the 16- and 8-bit rotates of single groups; the output transpose starts with shifts and vpternlogq to spare port 5; the lane-uniform columns 1..3 of the first round in scalar), one group for 1 KiB and 513..1023-byte tails, 1..8 blocks as 4 blocks per zmm row set; for the AEAD, one group with block 0 as rows in the same rounds; byte-masked I/O (RFC 8439 2.3-2.4). */
 #if !defined(__AVX512F__) || !defined(__AVX512VL__) || !defined(__AVX512BW__)
 #error "chacha20/avx512.c needs -mavx512f -mavx512vl -mavx512bw (ISA_FLAGS_avx512 in native/isa.mk)"
 #endif
@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "chacha20/chacha20.h"
+#include "aead/aead.h"
 
 /* "expand 32-byte k" as little-endian words (RFC 8439 2.3). */
 #define C0 0x61707865
@@ -63,17 +64,25 @@ static const uint8_t ROT8_TAB[64] __attribute__((aligned(64))) = {
         B3 = _mm512_shuffle_i32x4(u1_, u3_, 0xdd);                          \
     } while (0)
 
-/* 4x4 transpose of 32-bit words inside every 128-bit lane. */
+/* 4x4 transpose of 32-bit words inside every 128-bit lane. Its first step pairs the
+ * words of a and b (c and d) by 64-bit shifts merged with vpternlogq (bitwise lo_ ? x :
+ * y), not by vpunpck{l,h}dq: after the rounds, a group's output is 64 shuffles that on
+ * Intel issue only on port 5 (the unpacks, vshufi32x4) while port 0 has little to do;
+ * this moves 16 of them to a shift on port 0 and a ternlog on either port. Measured
+ * natively on the Intel AVX-512 host (interleaved against the parent, 61-81 rounds):
+ * 1 KiB 0.962-0.970x, 640 B 0.98x, 2 KiB to 64 KiB unchanged (0.99-1.00x). */
 #define TRANSPOSE_WORDS(a, b, c, d)                                         \
     do {                                                                    \
-        __m512i t0_ = _mm512_unpacklo_epi32(a, b);                          \
-        __m512i t1_ = _mm512_unpacklo_epi32(c, d);                          \
-        __m512i t2_ = _mm512_unpackhi_epi32(a, b);                          \
-        __m512i t3_ = _mm512_unpackhi_epi32(c, d);                          \
-        a = _mm512_unpacklo_epi64(t0_, t1_);                                \
-        b = _mm512_unpackhi_epi64(t0_, t1_);                                \
-        c = _mm512_unpacklo_epi64(t2_, t3_);                                \
-        d = _mm512_unpackhi_epi64(t2_, t3_);                                \
+        const __m512i lo_ = _mm512_set1_epi64(0xffffffff);                  \
+        /* per 128-bit lane: a0 b0 a2 b2, a1 b1 a3 b3, c0 d0 c2 d2, c1 d1 c3 d3 */ \
+        __m512i t0_ = _mm512_ternarylogic_epi64(lo_, a, _mm512_slli_epi64(b, 32), 0xca); \
+        __m512i t1_ = _mm512_ternarylogic_epi64(lo_, _mm512_srli_epi64(a, 32), b, 0xca); \
+        __m512i t2_ = _mm512_ternarylogic_epi64(lo_, c, _mm512_slli_epi64(d, 32), 0xca); \
+        __m512i t3_ = _mm512_ternarylogic_epi64(lo_, _mm512_srli_epi64(c, 32), d, 0xca); \
+        a = _mm512_unpacklo_epi64(t0_, t2_);                                \
+        b = _mm512_unpacklo_epi64(t1_, t3_);                                \
+        c = _mm512_unpackhi_epi64(t0_, t2_);                                \
+        d = _mm512_unpackhi_epi64(t1_, t3_);                                \
     } while (0)
 
 static inline void xor_full(uint8_t *out, const uint8_t *in, __m512i ks)
@@ -136,14 +145,26 @@ static inline void xor_at(uint8_t *out, const uint8_t *in, __m512i ks, size_t le
     xor_at(out, in, b2, len, 64 * (8 + j));                                 \
     xor_at(out, in, b3, len, 64 * (12 + j))
 
-/* A key or nonce word broadcast to every lane, read from the caller's array each time
- * it is used: gcc would otherwise keep the sixteen input words live across the
- * rounds, which with the sixteen working words is every zmm register, and spill
- * them to stack slots that nothing wipes. The volatile read costs a scalar load and
- * a broadcast per word per 1024 bytes. */
+/* A key or nonce word broadcast to every lane straight from the caller's array: gcc makes
+ * it vpbroadcastd zmm, m32 or an embedded {1to16} operand of the add, which take a load
+ * port and no ALU port. The former volatile read became mov + vpbroadcastd zmm, r32, a
+ * port-5 uop per word, 24 per group. Measured natively on the Intel AVX-512 host after
+ * the shift-and-ternlog transpose (interleaved, 81 rounds): 1 KiB 0.979-0.980x, 1536 B
+ * 0.965x, AEAD seal 1 KiB 0.985x. (Before that transpose it was 1.014x at 1 KiB: the
+ * output phase was then port-5 bound anyway.) */
 static inline __m512i bcast(const uint32_t *p)
 {
-    return _mm512_set1_epi32((int)*(const volatile uint32_t *)p);
+    return _mm512_set1_epi32((int)*p);
+}
+
+/* Between the rounds and the feed-forward: as far as gcc knows the key and nonce may have
+ * changed, so it reads them again (as memory operands) instead of keeping twelve
+ * broadcast input words live across the rounds, which with the sixteen working words
+ * would be every zmm register and spill them to stack slots that nothing wipes (the
+ * group functions have no stack accesses; checked with objdump). No instruction. */
+static inline void reread_inputs(void)
+{
+    __asm__ __volatile__("" : : : "memory");
 }
 
 static inline __m512i lane_counters(uint32_t counter)
@@ -152,22 +173,75 @@ static inline __m512i lane_counters(uint32_t counter)
                             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
 }
 
+/* RFC 8439 2.1 on one set of 32-bit words. */
+#define QR_SCALAR(a, b, c, d)                                               \
+    do {                                                                    \
+        a += b;                                                             \
+        d = rotl32(d ^ a, 16);                                              \
+        c += d;                                                             \
+        b = rotl32(b ^ c, 12);                                              \
+        a += b;                                                             \
+        d = rotl32(d ^ a, 8);                                               \
+        c += d;                                                             \
+        b = rotl32(b ^ c, 7);                                               \
+    } while (0)
+
+/* The first column round's quarter rounds on columns 1..3 see the same words in every
+ * lane (constants, key, nonce: only column 0 holds the counter), so they are done once in
+ * scalar registers (integer ports the vector code leaves idle) and their twelve words
+ * broadcast from memory (load ports): 36 vector operations fewer per group, out of ~1070.
+ * Measured natively on the Intel AVX-512 host (interleaved against the previous commit,
+ * 61-81 rounds): 1 KiB 0.931-0.946x, 640 B 0.914-0.924x, 1536 B 0.99x; in the pair loop
+ * (u computed once per call, read every iteration) 2 KiB 0.993x, 4 KiB 0.989x, 64 KiB
+ * 0.986-0.989x (keeping twelve broadcast vectors in a stack array instead was 1.3-2.1%
+ * slower at 2 KiB). In the AEAD's group with the one-time key's block it changed nothing
+ * (0.999-1.001x: that group's rows fill the same slots) and is not used there. u holds
+ * key-derived words: the caller wipes it. */
+static inline void first_columns(uint32_t u[12], const uint32_t key[8], const uint32_t nonce[3])
+{
+    static const uint32_t sigma[4] = {C0, C1, C2, C3};
+
+    /* One column at a time, each stored before the next starts: four live words, so that
+     * none of them is spilled to a stack slot outside u (which the caller wipes). */
+    for (int j = 0; j < 3; j++) {
+        uint32_t a = sigma[1 + j], b = key[1 + j], c = key[5 + j], d = nonce[j];
+
+        QR_SCALAR(a, b, c, d);
+        u[j] = a, u[3 + j] = b, u[6 + j] = c, u[9 + j] = d;
+        /* Through memory: a broadcast from a general register would take port 5. */
+        __asm__ __volatile__("" : "+m"(*(uint32_t(*)[12])u));
+    }
+}
+
 /* One 16-block group (1 <= len <= 1024 bytes; blocks past len are computed and
  * dropped): the 1 KiB message and the last group of a long one. The input state
  * is never copied: every word comes from its constant or the caller's key and
- * nonce arrays, so there is no stack state to set up and wipe. */
-static void group16(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
-                    const uint32_t nonce[3], uint32_t counter)
+ * nonce arrays; the only stack state is first_columns' twelve words, wiped.
+ * Out of line: inlined, first_columns made gcc keep the caller's counter in a stack
+ * slot on every path, and the row passes (1..512 bytes) read it back through store
+ * forwarding: 64..512 bytes were up to 1.5% slower. Measured against the inlined form
+ * (interleaved, 101 rounds): 64..640 bytes 0.992-0.998x, 1 KiB 0.995x. */
+static __attribute__((noinline)) void group16(uint8_t *out, const uint8_t *in, size_t len,
+                                              const uint32_t key[8], const uint32_t nonce[3],
+                                              uint32_t counter)
 {
-    __m512i x0 = _mm512_set1_epi32(C0), x1 = _mm512_set1_epi32(C1);
-    __m512i x2 = _mm512_set1_epi32(C2), x3 = _mm512_set1_epi32(C3);
-    __m512i x4 = bcast(&key[0]), x5 = bcast(&key[1]), x6 = bcast(&key[2]), x7 = bcast(&key[3]);
-    __m512i x8 = bcast(&key[4]), x9 = bcast(&key[5]), x10 = bcast(&key[6]), x11 = bcast(&key[7]);
-    __m512i x12 = lane_counters(counter);
-    __m512i x13 = bcast(&nonce[0]), x14 = bcast(&nonce[1]), x15 = bcast(&nonce[2]);
+    uint32_t u[12];
 
-#pragma GCC unroll 10
-    for (int i = 0; i < 10; i++) {
+    first_columns(u, key, nonce);
+    __m512i x0 = _mm512_set1_epi32(C0), x4 = bcast(&key[0]), x8 = bcast(&key[4]);
+    __m512i x12 = lane_counters(counter);
+    __m512i x1 = bcast(&u[0]), x2 = bcast(&u[1]), x3 = bcast(&u[2]);
+    __m512i x5 = bcast(&u[3]), x6 = bcast(&u[4]), x7 = bcast(&u[5]);
+    __m512i x9 = bcast(&u[6]), x10 = bcast(&u[7]), x11 = bcast(&u[8]);
+    __m512i x13 = bcast(&u[9]), x14 = bcast(&u[10]), x15 = bcast(&u[11]);
+
+    QR(x0, x4, x8, x12);
+    QR(x0, x5, x10, x15);
+    QR(x1, x6, x11, x12);
+    QR(x2, x7, x8, x13);
+    QR(x3, x4, x9, x14);
+#pragma GCC unroll 9
+    for (int i = 1; i < 10; i++) {
         QR(x0, x4, x8, x12);
         QR(x1, x5, x9, x13);
         QR(x2, x6, x10, x14);
@@ -178,6 +252,8 @@ static void group16(uint8_t *out, const uint8_t *in, size_t len, const uint32_t 
         QR(x3, x4, x9, x14);
     }
 
+    ac_wipe(u, sizeof u);
+    reread_inputs();
     x0 = _mm512_add_epi32(x0, _mm512_set1_epi32(C0));
     x1 = _mm512_add_epi32(x1, _mm512_set1_epi32(C1));
     x2 = _mm512_add_epi32(x2, _mm512_set1_epi32(C2));
@@ -241,7 +317,11 @@ static void pairs16(uint8_t *out, const uint8_t *in, size_t len, const uint32_t 
                     const uint32_t nonce[3], uint32_t counter)
 {
     __m512i st[16], park[16];
+    uint32_t u[12];
 
+    /* Columns 1..3 after the first column round: the same for both groups and every
+     * iteration (first_columns). */
+    first_columns(u, key, nonce);
     put(&st[0], _mm512_set1_epi32(C0));
     put(&st[1], _mm512_set1_epi32(C1));
     put(&st[2], _mm512_set1_epi32(C2));
@@ -254,16 +334,24 @@ static void pairs16(uint8_t *out, const uint8_t *in, size_t len, const uint32_t 
     const __m512i sixteen = _mm512_set1_epi32(16);
 
     for (; len > 0; len -= 2048, out += 2048, in += 2048) {
-        __m512i x0 = get(&st[0]), x1 = get(&st[1]), x2 = get(&st[2]), x3 = get(&st[3]);
-        __m512i x4 = get(&st[4]), x5 = get(&st[5]), x6 = get(&st[6]), x7 = get(&st[7]);
-        __m512i x8 = get(&st[8]), x9 = get(&st[9]), x10 = get(&st[10]), x11 = get(&st[11]);
-        __m512i x12 = get(&st[12]), x13 = get(&st[13]), x14 = get(&st[14]), x15 = get(&st[15]);
+        __m512i x0 = get(&st[0]), x4 = get(&st[4]), x8 = get(&st[8]), x12 = get(&st[12]);
+        /* Read u again every iteration (memory operands, not registers held across it). */
+        __asm__ __volatile__("" : "+m"(*(uint32_t(*)[12])u));
+        __m512i x1 = bcast(&u[0]), x2 = bcast(&u[1]), x3 = bcast(&u[2]);
+        __m512i x5 = bcast(&u[3]), x6 = bcast(&u[4]), x7 = bcast(&u[5]);
+        __m512i x9 = bcast(&u[6]), x10 = bcast(&u[7]), x11 = bcast(&u[8]);
+        __m512i x13 = bcast(&u[9]), x14 = bcast(&u[10]), x15 = bcast(&u[11]);
         __m512i y0 = x0, y1 = x1, y2 = x2, y3 = x3, y4 = x4, y5 = x5, y6 = x6, y7 = x7;
         __m512i y8 = x8, y9 = x9, y10 = x10, y11 = x11;
         __m512i y12 = _mm512_add_epi32(x12, sixteen), y13 = x13, y14 = x14, y15 = x15;
 
-#pragma GCC unroll 10
-        for (int i = 0; i < 10; i++) {
+        QR2(x0, x4, x8, x12, y0, y4, y8, y12);
+        QR2(x0, x5, x10, x15, y0, y5, y10, y15);
+        QR2(x1, x6, x11, x12, y1, y6, y11, y12);
+        QR2(x2, x7, x8, x13, y2, y7, y8, y13);
+        QR2(x3, x4, x9, x14, y3, y4, y9, y14);
+#pragma GCC unroll 9
+        for (int i = 1; i < 10; i++) {
             QR2(x0, x4, x8, x12, y0, y4, y8, y12);
             QR2(x1, x5, x9, x13, y1, y5, y9, y13);
             QR2(x2, x6, x10, x14, y2, y6, y10, y14);
@@ -322,6 +410,7 @@ static void pairs16(uint8_t *out, const uint8_t *in, size_t len, const uint32_t 
         put(&st[i], _mm512_setzero_si512());
         put(&park[i], _mm512_setzero_si512());
     }
+    ac_wipe(u, sizeof u);
 }
 
 /* Rows of four blocks side by side, one block per 128-bit lane: r0 = constants,
@@ -429,6 +518,67 @@ static void tail8(uint8_t *out, const uint8_t *in, size_t len, const uint32_t ke
         xor_upto(out + 384, in + 384, b2, len - 384);
     if (len > 448)
         xor_upto(out + 448, in + 448, b3, len - 448);
+}
+
+/* The AEAD's first (or only) group with its one-time key: blocks 1..16 of the message
+ * (1 <= len <= 1024 bytes) and, in the same rounds, block 0 as one set of rows (lane 0;
+ * lanes 1..3 are computed and dropped), whose first 32 bytes go to otk (RFC 8439 2.6).
+ * Alone, that one block is a pass of its own, ten dependent double rounds (~300 cycles
+ * of latency, ~60 ns a call here) that the sixteen-lane group after it cannot overlap
+ * once the reorder buffer is full; interleaved, its ~330 operations take issue slots the
+ * group leaves free. aead/avx512.c has the measurements. */
+void ac_chacha20_avx512_group_otk(uint8_t otk[32], uint8_t *out, const uint8_t *in, size_t len,
+                                  const uint32_t key[8], const uint32_t nonce[3])
+{
+    __m512i x0 = _mm512_set1_epi32(C0), x1 = _mm512_set1_epi32(C1);
+    __m512i x2 = _mm512_set1_epi32(C2), x3 = _mm512_set1_epi32(C3);
+    __m512i x4 = bcast(&key[0]), x5 = bcast(&key[1]), x6 = bcast(&key[2]), x7 = bcast(&key[3]);
+    __m512i x8 = bcast(&key[4]), x9 = bcast(&key[5]), x10 = bcast(&key[6]), x11 = bcast(&key[7]);
+    __m512i x12 = lane_counters(1);
+    __m512i x13 = bcast(&nonce[0]), x14 = bcast(&nonce[1]), x15 = bcast(&nonce[2]);
+    ROWS_INIT(key, nonce, 0);
+    __m512i a0 = s0, a1 = s1, a2 = s2, a3 = s3;
+
+#pragma GCC unroll 10
+    for (int i = 0; i < 10; i++) {
+        QR(x0, x4, x8, x12);
+        QR(a0, a1, a2, a3);
+        QR(x1, x5, x9, x13);
+        DIAG(a0, a2, a3);
+        QR(x2, x6, x10, x14);
+        QR(x3, x7, x11, x15);
+        QR(x0, x5, x10, x15);
+        QR(a0, a1, a2, a3);
+        QR(x1, x6, x11, x12);
+        UNDIAG(a0, a2, a3);
+        QR(x2, x7, x8, x13);
+        QR(x3, x4, x9, x14);
+    }
+
+    /* Block 0, words 0..7 (rows 0 and 1 of lane 0). */
+    a0 = _mm512_add_epi32(a0, s0);
+    a1 = _mm512_add_epi32(a1, s1);
+    _mm512_mask_storeu_epi8((void *)otk, (__mmask64)0xffff, a0);
+    _mm512_mask_storeu_epi8((void *)(otk + 16), (__mmask64)0xffff, a1);
+
+    reread_inputs();
+    x0 = _mm512_add_epi32(x0, _mm512_set1_epi32(C0));
+    x1 = _mm512_add_epi32(x1, _mm512_set1_epi32(C1));
+    x2 = _mm512_add_epi32(x2, _mm512_set1_epi32(C2));
+    x3 = _mm512_add_epi32(x3, _mm512_set1_epi32(C3));
+    x4 = _mm512_add_epi32(x4, bcast(&key[0]));
+    x5 = _mm512_add_epi32(x5, bcast(&key[1]));
+    x6 = _mm512_add_epi32(x6, bcast(&key[2]));
+    x7 = _mm512_add_epi32(x7, bcast(&key[3]));
+    x8 = _mm512_add_epi32(x8, bcast(&key[4]));
+    x9 = _mm512_add_epi32(x9, bcast(&key[5]));
+    x10 = _mm512_add_epi32(x10, bcast(&key[6]));
+    x11 = _mm512_add_epi32(x11, bcast(&key[7]));
+    x12 = _mm512_add_epi32(x12, lane_counters(1));
+    x13 = _mm512_add_epi32(x13, bcast(&nonce[0]));
+    x14 = _mm512_add_epi32(x14, bcast(&nonce[1]));
+    x15 = _mm512_add_epi32(x15, bcast(&nonce[2]));
+    GROUP_OUT(out, in, len, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15);
 }
 
 static void chacha20_xor_stream_avx512(uint8_t *out, const uint8_t *in, size_t len,
