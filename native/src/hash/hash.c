@@ -213,29 +213,59 @@ static void oneshot256(const sha256_kernel *k, const uint32_t h0[8], size_t dige
     ac_wipe(h, sizeof h);
 }
 
+/* Copies n < 128 bytes with 16-byte moves (the last one overlapping) or, under 16, two
+ * overlapping moves of the largest size that fits. gcc makes a variable-size memcpy a
+ * rep movsq, and a fixed-size memset of the buffer a rep stosq: the start-up of those
+ * (one copy, one zeroing, one wipe a call) was about 90 of the 760 cycles of a 64-byte
+ * SHA-512 (bench-ab, 101 interleaved rounds: 64 B 11.89 -> 10.44 c/B, 112 B 11.10 ->
+ * 10.10, 1 KiB 4.85 -> 4.80). The barrier keeps gcc from making the loop a memcpy call. */
+static inline void copy_short(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    if (n >= 16) {
+        for (size_t i = 0; i + 16 < n; i += 16) {
+            memcpy(dst + i, src + i, 16);
+            __asm__ __volatile__("" : : : "memory");
+        }
+        memcpy(dst + n - 16, src + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(dst, src, 8);
+        memcpy(dst + n - 8, src + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(dst, src, 4);
+        memcpy(dst + n - 4, src + n - 4, 4);
+    } else if (n > 0) {
+        dst[0] = src[0];
+        dst[n / 2] = src[n / 2];
+        dst[n - 1] = src[n - 1];
+    }
+}
+
 static void oneshot512(const sha512_kernel *k, const uint64_t h0[8], size_t digest_size,
                        uint8_t *digest, const uint8_t *msg, size_t len)
 {
     uint64_t h[8];
-    uint8_t tail[256];
+    _Alignas(64) uint8_t tail[256];
     const size_t full = len & ~(size_t)127, rem = len & 127;
-    const size_t tail_len = rem + 17 <= 128 ? 128 : 256;
+    const size_t two = rem + 17 > 128;
+    const size_t tail_len = two ? 256 : 128;
 
     memcpy(h, h0, sizeof h);
-    memset(tail, 0, sizeof tail);
     if (full)
         k->compress(h, msg, full / 128);
-    if (rem)
-        memcpy(tail, msg + full, rem);
+    /* ac_wipe_words: stores gcc merges into movaps, never a rep stosq (see copy_short). */
+    ac_wipe_words(tail, 128);
+    if (two)
+        ac_wipe_words(tail + 128, 128);
+    copy_short(tail, msg + full, rem);
     tail[rem] = 0x80;
     /* The 128-bit bit count: a size_t byte count times 8. */
     store64_be(tail + tail_len - 16, (uint64_t)len >> 61);
     store64_be(tail + tail_len - 8, (uint64_t)len << 3);
-    k->compress(h, tail, tail_len / 128);
+    k->compress(h, tail, 1 + two);
     for (size_t i = 0; i < digest_size / 8; i++)
         store64_be(digest + 8 * i, h[i]);
-    ac_wipe(tail, 128);
-    ac_wipe(h, sizeof h);
+    ac_wipe_words(tail, 128);
+    ac_wipe_words(h, sizeof h);
 }
 
 int archcrypt_hash(int hash_id, uint8_t *digest, const uint8_t *msg, size_t len)
