@@ -240,31 +240,56 @@ static inline void copy_short(uint8_t *dst, const uint8_t *src, size_t n)
     }
 }
 
+/* The padded tail of a SHA-384/512 one-shot: the last rem (< 128) bytes of msg, after
+ * head bytes (0, or 128: the last whole block) that are copied with it. head is a
+ * constant at each call, so that each case compiles to its own straight line. */
+AC_INLINE void tail512(const sha512_kernel *k, uint64_t h[8], const uint8_t *msg, size_t len,
+                       size_t head)
+{
+    _Alignas(64) uint8_t tail[256];
+    const size_t rem = len & 127, start = len - rem - head;
+    const size_t tail_len = head + (rem + 17 <= 128 ? 128 : 256);
+
+    /* ac_wipe_words: stores gcc merges into movaps, never a rep stosq (see copy_short). */
+    if (head)
+        copy_short(tail, msg + start, head);
+    else
+        ac_wipe_words(tail, 128);
+    if (tail_len > 128)
+        ac_wipe_words(tail + 128, 128);
+    copy_short(tail + head, msg + start + head, rem);
+    tail[head + rem] = 0x80;
+    /* The 128-bit bit count: a size_t byte count times 8, whose high half is the count's
+     * top three bits (its other bytes zeroed above). */
+    tail[tail_len - 9] = (uint8_t)((uint64_t)len >> 61);
+    store64_be(tail + tail_len - 8, (uint64_t)len << 3);
+    k->compress(h, tail, tail_len / 128);
+    ac_wipe_words(tail, 128);
+    if (head)
+        ac_wipe_words(tail + 128, 128);
+}
+
 static void oneshot512(const sha512_kernel *k, const uint64_t h0[8], size_t digest_size,
                        uint8_t *digest, const uint8_t *msg, size_t len)
 {
     uint64_t h[8];
-    _Alignas(64) uint8_t tail[256];
-    const size_t full = len & ~(size_t)127, rem = len & 127;
-    const size_t two = rem + 17 > 128;
-    const size_t tail_len = two ? 256 : 128;
+    const size_t nfull = len / 128, rem = len & 127;
 
     memcpy(h, h0, sizeof h);
-    if (full)
-        k->compress(h, msg, full / 128);
-    /* ac_wipe_words: stores gcc merges into movaps, never a rep stosq (see copy_short). */
-    ac_wipe_words(tail, 128);
-    if (two)
-        ac_wipe_words(tail + 128, 128);
-    copy_short(tail, msg + full, rem);
-    tail[rem] = 0x80;
-    /* The 128-bit bit count: a size_t byte count times 8. */
-    store64_be(tail + tail_len - 16, (uint64_t)len >> 61);
-    store64_be(tail + tail_len - 8, (uint64_t)len << 3);
-    k->compress(h, tail, 1 + two);
+    /* An odd last whole block joins a one-block tail: one kernel call of two blocks
+     * instead of two calls of one (a row that interleaves two blocks, as avx512 does,
+     * runs a lone block at nearly the cost of a pair). */
+    if ((nfull & 1) && rem + 17 <= 128) {
+        if (nfull > 1)
+            k->compress(h, msg, nfull - 1);
+        tail512(k, h, msg, len, 128);
+    } else {
+        if (nfull)
+            k->compress(h, msg, nfull);
+        tail512(k, h, msg, len, 0);
+    }
     for (size_t i = 0; i < digest_size / 8; i++)
         store64_be(digest + 8 * i, h[i]);
-    ac_wipe_words(tail, 128);
     ac_wipe_words(h, sizeof h);
 }
 
