@@ -180,40 +180,7 @@ int ac_hash_final(ac_hash_ctx *ctx, uint8_t *digest)
 
 /* ---- public API (archcrypt_api.h) --------------------------------------- */
 
-/*
- * One-shot hashing without a context: whole blocks go to the kernel straight from msg,
- * the leftover (under one block) and the padding of section 5.1 are built in a two-block
- * buffer on the stack, zeroed first with fixed-size stores (so the padding is just the
- * 0x80 and the length), and only what held message-derived data is wiped: the chaining
- * value and the first block of the buffer (the leftover is shorter than a block; the
- * rest is padding). The same result as ac_hash_init/update/final.
- */
-static void oneshot256(const sha256_kernel *k, const uint32_t h0[8], size_t digest_size,
-                       uint8_t *digest, const uint8_t *msg, size_t len)
-{
-    uint32_t h[8];
-    uint8_t tail[128];
-    const size_t full = len & ~(size_t)63, rem = len & 63;
-    const size_t tail_len = rem + 9 <= 64 ? 64 : 128;
-
-    memcpy(h, h0, sizeof h);
-    memset(tail, 0, sizeof tail);
-    if (full)
-        k->compress(h, msg, full / 64);
-    if (rem)
-        memcpy(tail, msg + full, rem);
-    tail[rem] = 0x80;
-    /* SHA-224/256 are defined for messages under 2^64 bits; the field is the count
-     * modulo 2^64, as in ac_hash_final. */
-    store64_be(tail + tail_len - 8, (uint64_t)len << 3);
-    k->compress(h, tail, tail_len / 64);
-    for (size_t i = 0; i < digest_size / 4; i++)
-        store32_be(digest + 4 * i, h[i]);
-    ac_wipe(tail, 64);
-    ac_wipe(h, sizeof h);
-}
-
-/* Copies n < 128 bytes with 16-byte moves (the last one overlapping) or, under 16, two
+/* Copies n <= 128 bytes with 16-byte moves (the last one overlapping) or, under 16, two
  * overlapping moves of the largest size that fits. gcc makes a variable-size memcpy a
  * rep movsq, and a fixed-size memset of the buffer a rep stosq: the start-up of those
  * (one copy, one zeroing, one wipe a call) was about 90 of the 760 cycles of a 64-byte
@@ -238,6 +205,41 @@ static inline void copy_short(uint8_t *dst, const uint8_t *src, size_t n)
         dst[n / 2] = src[n / 2];
         dst[n - 1] = src[n - 1];
     }
+}
+
+/*
+ * One-shot hashing without a context: whole blocks go to the kernel straight from msg,
+ * the leftover (under one block) and the padding of section 5.1 are built in a two-block
+ * buffer on the stack, zeroed first with fixed-size stores (so the padding is just the
+ * 0x80 and the length), and only what held message-derived data is wiped: the chaining
+ * value and the first block of the buffer (the leftover is shorter than a block; the
+ * rest is padding). The same result as ac_hash_init/update/final.
+ */
+static void oneshot256(const sha256_kernel *k, const uint32_t h0[8], size_t digest_size,
+                       uint8_t *digest, const uint8_t *msg, size_t len)
+{
+    uint32_t h[8];
+    _Alignas(16) uint8_t tail[128];
+    const size_t full = len & ~(size_t)63, rem = len & 63;
+    const size_t tail_len = rem + 9 <= 64 ? 64 : 128;
+
+    memcpy(h, h0, sizeof h);
+    if (full)
+        k->compress(h, msg, full / 64);
+    /* No rep stosq or movsq (see copy_short). */
+    ac_wipe_words(tail, 64);
+    if (tail_len > 64)
+        ac_wipe_words(tail + 64, 64);
+    copy_short(tail, msg + full, rem);
+    tail[rem] = 0x80;
+    /* SHA-224/256 are defined for messages under 2^64 bits; the field is the count
+     * modulo 2^64, as in ac_hash_final. */
+    store64_be(tail + tail_len - 8, (uint64_t)len << 3);
+    k->compress(h, tail, tail_len / 64);
+    for (size_t i = 0; i < digest_size / 4; i++)
+        store32_be(digest + 4 * i, h[i]);
+    ac_wipe_words(tail, 64);
+    ac_wipe_words(h, sizeof h);
 }
 
 /* The padded tail of a SHA-384/512 one-shot: the last rem (< 128) bytes of msg, after
