@@ -253,12 +253,12 @@ AC_INLINE void tail512(const sha512_kernel *k, uint64_t h[8], const uint8_t *msg
     const size_t tail_len = head + (rem + 17 <= 128 ? 128 : 256);
 
     /* ac_wipe_words: stores gcc merges into movaps, never a rep stosq (see copy_short). */
-    if (head)
-        copy_short(tail, msg + start, head);
-    else
+    if (!head)
         ac_wipe_words(tail, 128);
     if (tail_len > 128)
         ac_wipe_words(tail + 128, 128);
+    if (head)
+        copy_short(tail, msg + start, head);
     copy_short(tail + head, msg + start + head, rem);
     tail[head + rem] = 0x80;
     /* The 128-bit bit count: a size_t byte count times 8, whose high half is the count's
