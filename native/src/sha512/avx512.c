@@ -88,16 +88,19 @@ static void sha512_compress_avx512(uint64_t H[8], const uint8_t *in, size_t nblo
     const __m512i klo = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
     const __m512i khi = _mm512_setr_epi64(4, 4, 5, 5, 6, 6, 7, 7);
     uint64_t a = H[0], b = H[1], c = H[2], d = H[3], e = H[4], f = H[5], g = H[6], h = H[7];
-    /* The call's first eight rounds read W+K from scalar loads (wk0, at the same stride
+    /* The call's first four rounds read W+K from scalar loads (wk0, at the same stride
      * as wk): the vector path to wk[0] is a 64-byte load, vpshufb, vpermt2q, vpaddq and a
      * store, and its load cannot be forwarded from the narrower stores that have just
      * written a one-shot's padded tail; an 8-byte load can. Later pairs' rounds read wk,
-     * whose vector start overlaps the previous pair's last rounds. */
-    uint64_t wk0[16] __attribute__((aligned(64)));
+     * whose vector start overlaps the previous pair's last rounds. bench-ab against
+     * reading wk from round 0 (101 interleaved rounds, twice): 16-111 B -3%, 129 and 256 B
+     * -1..-2%, 112 B and 1 KiB and up level, 128-200 B (a copied block and a one-block
+     * tail) 0..+1.8%; eight rounds from wk0 were 1.5% slower than four, sixteen 3.5%. */
+    uint64_t wk0[8] __attribute__((aligned(64)));
     const uint64_t *rd = wk0;
     if (nblocks == 0)
         return;
-    for (int t = 0; t < 8; t++)
+    for (int t = 0; t < 4; t++)
         ((volatile uint64_t *)wk0)[2 * t] = load64_be(in + 8 * t) + archcrypt_sha512_K[t];
 
     while (nblocks) {
@@ -122,7 +125,7 @@ static void sha512_compress_avx512(uint64_t H[8], const uint8_t *in, size_t nblo
         /* Pointers, not an index: the rounds hold 13 of the 14 free registers. */
         const uint64_t *kp = archcrypt_sha512_K + 16;
         RND4S_AT(a, b, c, d, e, f, g, h, rd, wk + 32, x0, x1, x2, x3, kp, klo);
-        RND4S_AT(e, f, g, h, a, b, c, d, rd + 8, wk + 40, x1, x2, x3, x0, kp, khi);
+        RND4S(e, f, g, h, a, b, c, d, wk + 8, x1, x2, x3, x0, kp, khi);
         RND4S(a, b, c, d, e, f, g, h, wk + 16, x2, x3, x0, x1, kp + 8, klo);
         RND4S(e, f, g, h, a, b, c, d, wk + 24, x3, x0, x1, x2, kp + 8, khi);
         rd = wk;
@@ -165,7 +168,6 @@ static void sha512_compress_avx512(uint64_t H[8], const uint8_t *in, size_t nblo
         vwk[i] = _mm512_setzero_si512();
     vwk = (volatile __m512i *)wk0;
     vwk[0] = _mm512_setzero_si512();
-    vwk[1] = _mm512_setzero_si512();
 }
 
 /* ---- eight messages at once: one per 64-bit lane (archcrypt_hash_many, HMAC batches) ---- */
