@@ -61,7 +61,7 @@ size_t archcrypt_hash_block_size(int hash_id)
     return known(hash_id) ? variants[hash_id].block_size : 0;
 }
 
-/* Copies n <= 128 bytes with 16-byte moves (the last one overlapping) or, under 16, two
+/* Copies n bytes (a block or two: sized for that) with 16-byte moves (the last one overlapping) or, under 16, two
  * overlapping moves of the largest size that fits. gcc makes a variable-size memcpy a
  * rep movsq, and a fixed-size memset of the buffer a rep stosq: the start-up of those
  * (one copy, one zeroing, one wipe a call) was about 90 of the 760 cycles of a 64-byte
@@ -399,12 +399,13 @@ static inline __attribute__((always_inline)) void lane_start(const many_job *j, 
     const uint64_t total = j->prefix + (uint64_t)len;
 
     memcpy(h, j->h_start, j->hsize);
-    if (head + rem)
-        memcpy(ln->tail, data + full - head, head + rem);
+    /* The zeros from the 16-byte chunk the message ends in, then the message over them:
+     * no rep stosq or movsq (see copy_short), whose start-up cost is a good part of a
+     * 64-byte message's. */
+    const size_t z = (head + rem) & ~(size_t)15;
+    ac_wipe_words(ln->tail + z, tail_len - z);
+    copy_short(ln->tail, data + full - head, head + rem);
     ln->tail[head + rem] = 0x80;
-    /* Only the zeros between: a fixed-size memset of the buffer becomes rep stos, whose
-     * start-up cost is a good part of a 64-byte message's. */
-    memset(ln->tail + head + rem + 1, 0, tail_len - 8 - (head + rem + 1));
     /* The bit count: 64 bits for SHA-256 (modulo 2^64), 128 for SHA-512, whose high
      * half is the byte count's top three bits (zeros included above). */
     if (len_field == 16)
@@ -542,7 +543,7 @@ static inline __attribute__((always_inline)) void many_run(const many_job *j, si
     /* Every lane's state (idle ones hashed other lanes' data) and the part of its tail
      * buffer this block size uses (the rest of a lane holds only pointers and counts). */
     for (size_t l = 0; l < L; l++)
-        ac_wipe(lane[l].tail, 3 * j->bs);
+        ac_wipe_words(lane[l].tail, 3 * j->bs);
     ac_wipe(h, L * j->hsize);
 }
 
