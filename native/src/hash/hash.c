@@ -217,7 +217,8 @@ int ac_hash_final(ac_hash_ctx *ctx, uint8_t *digest)
  * buffer on the stack, zeroed first with fixed-size stores (so the padding is just the
  * 0x80 and the length), and only what held message-derived data is wiped: the chaining
  * value and the first block of the buffer (the leftover is shorter than a block; the
- * rest is padding). The same result as ac_hash_init/update/final.
+ * rest is padding), or both blocks where SHA-384/512 copied the last whole block in with
+ * it (tail512). The same result as ac_hash_init/update/final.
  */
 static void oneshot256(const sha256_kernel *k, const uint32_t h0[8], size_t digest_size,
                        uint8_t *digest, const uint8_t *msg, size_t len)
