@@ -164,18 +164,10 @@ static void sha256_compress_x16(uint32_t (*H)[8], const uint8_t *const *in, size
 
     /* The schedule and the transposes' buffers are message material (HMAC's first block
      * is the key), the state key-equivalent under HMAC. */
-    volatile __m512i *vw = (volatile __m512i *)w;
-    for (int i = 0; i < 16; i++)
-        vw[i] = _mm512_setzero_si512();
-    vw = (volatile __m512i *)ubuf;
-    for (int i = 0; i < 16; i++)
-        vw[i] = _mm512_setzero_si512();
-    vw = (volatile __m512i *)wbuf;
-    for (int i = 0; i < 16; i++)
-        vw[i] = _mm512_setzero_si512();
-    volatile __m512i *vs = (volatile __m512i *)(void *)words;
-    for (int i = 0; i < 8; i++)
-        vs[i] = _mm512_setzero_si512();
+    ac_wipe_zmm(w, sizeof w);
+    ac_wipe_zmm(ubuf, sizeof ubuf);
+    ac_wipe_zmm(wbuf, sizeof wbuf);
+    ac_wipe_zmm(words, sizeof words);
 }
 
 const sha256_kernel archcrypt_sha256_sha_ni_avx512 = {

@@ -160,14 +160,9 @@ static void sha512_compress_avx512(uint64_t H[8], const uint8_t *in, size_t nblo
         nblocks -= 2;
     }
 
-    /* The schedule is message material, and HMAC's first block is the key. Volatile
-     * vector stores rather than ac_wipe, which gcc turns into a rep stosq whose
-     * start-up cost shows on one-block calls. */
-    volatile __m512i *vwk = (volatile __m512i *)wk;
-    for (size_t i = 0; i < sizeof(wk) / 64; i++)
-        vwk[i] = _mm512_setzero_si512();
-    vwk = (volatile __m512i *)wk0;
-    vwk[0] = _mm512_setzero_si512();
+    /* The schedule is message material, and HMAC's first block is the key. */
+    ac_wipe_zmm(wk, sizeof wk);
+    ac_wipe_zmm(wk0, sizeof wk0);
 }
 
 /* ---- eight messages at once: one per 64-bit lane (archcrypt_hash_many, HMAC batches) ---- */
@@ -301,18 +296,10 @@ static void sha512_compress_x8(uint64_t (*H)[8], const uint8_t *const *in, size_
 
     /* The schedule and the transposes' buffers are message material (HMAC's first block
      * is the key), the state key-equivalent under HMAC. */
-    volatile __m512i *vw = (volatile __m512i *)w;
-    for (int i = 0; i < 16; i++)
-        vw[i] = _mm512_setzero_si512();
-    vw = (volatile __m512i *)vbuf;
-    for (int i = 0; i < 16; i++)
-        vw[i] = _mm512_setzero_si512();
-    vw = (volatile __m512i *)wbuf;
-    for (int i = 0; i < 16; i++)
-        vw[i] = _mm512_setzero_si512();
-    volatile __m512i *vs = (volatile __m512i *)(void *)words;
-    for (int i = 0; i < 8; i++)
-        vs[i] = _mm512_setzero_si512();
+    ac_wipe_zmm(w, sizeof w);
+    ac_wipe_zmm(vbuf, sizeof vbuf);
+    ac_wipe_zmm(wbuf, sizeof wbuf);
+    ac_wipe_zmm(words, sizeof words);
 }
 
 const sha512_kernel archcrypt_sha512_avx512 = {
