@@ -167,6 +167,32 @@ static inline void reread_inputs(void)
     __asm__ __volatile__("" : : : "memory");
 }
 
+/* The end of a single group (group16, the AEAD's group_otk): the input words added back
+ * (RFC 8439 2.3; key and nonce broadcast from memory, re-read after the barrier) and the
+ * 16 blocks XORed out. Uses the caller's x0..x15, key, nonce, out, in and len. */
+#define GROUP_FINISH(counters)                                              \
+    do {                                                                    \
+        reread_inputs();                                                    \
+        x0 = _mm512_add_epi32(x0, _mm512_set1_epi32(C0));                   \
+        x1 = _mm512_add_epi32(x1, _mm512_set1_epi32(C1));                   \
+        x2 = _mm512_add_epi32(x2, _mm512_set1_epi32(C2));                   \
+        x3 = _mm512_add_epi32(x3, _mm512_set1_epi32(C3));                   \
+        x4 = _mm512_add_epi32(x4, bcast(&key[0]));                          \
+        x5 = _mm512_add_epi32(x5, bcast(&key[1]));                          \
+        x6 = _mm512_add_epi32(x6, bcast(&key[2]));                          \
+        x7 = _mm512_add_epi32(x7, bcast(&key[3]));                          \
+        x8 = _mm512_add_epi32(x8, bcast(&key[4]));                          \
+        x9 = _mm512_add_epi32(x9, bcast(&key[5]));                          \
+        x10 = _mm512_add_epi32(x10, bcast(&key[6]));                        \
+        x11 = _mm512_add_epi32(x11, bcast(&key[7]));                        \
+        x12 = _mm512_add_epi32(x12, (counters));                            \
+        x13 = _mm512_add_epi32(x13, bcast(&nonce[0]));                      \
+        x14 = _mm512_add_epi32(x14, bcast(&nonce[1]));                      \
+        x15 = _mm512_add_epi32(x15, bcast(&nonce[2]));                      \
+        GROUP_OUT(out, in, len, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, \
+                  x14, x15);                                                \
+    } while (0)
+
 static inline __m512i lane_counters(uint32_t counter)
 {
     return _mm512_add_epi32(_mm512_set1_epi32((int)counter),
@@ -253,24 +279,7 @@ static __attribute__((noinline)) void group16(uint8_t *out, const uint8_t *in, s
     }
 
     ac_wipe(u, sizeof u);
-    reread_inputs();
-    x0 = _mm512_add_epi32(x0, _mm512_set1_epi32(C0));
-    x1 = _mm512_add_epi32(x1, _mm512_set1_epi32(C1));
-    x2 = _mm512_add_epi32(x2, _mm512_set1_epi32(C2));
-    x3 = _mm512_add_epi32(x3, _mm512_set1_epi32(C3));
-    x4 = _mm512_add_epi32(x4, bcast(&key[0]));
-    x5 = _mm512_add_epi32(x5, bcast(&key[1]));
-    x6 = _mm512_add_epi32(x6, bcast(&key[2]));
-    x7 = _mm512_add_epi32(x7, bcast(&key[3]));
-    x8 = _mm512_add_epi32(x8, bcast(&key[4]));
-    x9 = _mm512_add_epi32(x9, bcast(&key[5]));
-    x10 = _mm512_add_epi32(x10, bcast(&key[6]));
-    x11 = _mm512_add_epi32(x11, bcast(&key[7]));
-    x12 = _mm512_add_epi32(x12, lane_counters(counter));
-    x13 = _mm512_add_epi32(x13, bcast(&nonce[0]));
-    x14 = _mm512_add_epi32(x14, bcast(&nonce[1]));
-    x15 = _mm512_add_epi32(x15, bcast(&nonce[2]));
-    GROUP_OUT(out, in, len, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15);
+    GROUP_FINISH(lane_counters(counter));
 }
 
 /* The input state of the pair loop lives in a stack array written and read through
@@ -561,24 +570,7 @@ void ac_chacha20_avx512_group_otk(uint8_t otk[32], uint8_t *out, const uint8_t *
     _mm512_mask_storeu_epi8((void *)otk, (__mmask64)0xffff, a0);
     _mm512_mask_storeu_epi8((void *)(otk + 16), (__mmask64)0xffff, a1);
 
-    reread_inputs();
-    x0 = _mm512_add_epi32(x0, _mm512_set1_epi32(C0));
-    x1 = _mm512_add_epi32(x1, _mm512_set1_epi32(C1));
-    x2 = _mm512_add_epi32(x2, _mm512_set1_epi32(C2));
-    x3 = _mm512_add_epi32(x3, _mm512_set1_epi32(C3));
-    x4 = _mm512_add_epi32(x4, bcast(&key[0]));
-    x5 = _mm512_add_epi32(x5, bcast(&key[1]));
-    x6 = _mm512_add_epi32(x6, bcast(&key[2]));
-    x7 = _mm512_add_epi32(x7, bcast(&key[3]));
-    x8 = _mm512_add_epi32(x8, bcast(&key[4]));
-    x9 = _mm512_add_epi32(x9, bcast(&key[5]));
-    x10 = _mm512_add_epi32(x10, bcast(&key[6]));
-    x11 = _mm512_add_epi32(x11, bcast(&key[7]));
-    x12 = _mm512_add_epi32(x12, lane_counters(1));
-    x13 = _mm512_add_epi32(x13, bcast(&nonce[0]));
-    x14 = _mm512_add_epi32(x14, bcast(&nonce[1]));
-    x15 = _mm512_add_epi32(x15, bcast(&nonce[2]));
-    GROUP_OUT(out, in, len, x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15);
+    GROUP_FINISH(lane_counters(1));
 }
 
 static void chacha20_xor_stream_avx512(uint8_t *out, const uint8_t *in, size_t len,

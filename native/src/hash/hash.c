@@ -386,6 +386,24 @@ static inline __attribute__((always_inline)) void many_digest(const many_job *j,
             store32_be(out + 4 * i, ((const uint32_t *)h)[i]);
 }
 
+/* A lane's message after `step` more blocks of its current run: on to its padded tail
+ * when the whole blocks are done; 1 when the tail is done too (the digest is ready). */
+static inline __attribute__((always_inline)) int lane_advance(const many_job *j, many_lane *ln,
+                                                               size_t step)
+{
+    ln->p += j->bs * step;
+    ln->left -= step;
+    if (ln->left > 0)
+        return 0;
+    if (!ln->in_tail) {
+        ln->p = ln->tail;
+        ln->left = ln->tail_blocks;
+        ln->in_tail = 1;
+        return 0;
+    }
+    return 1;
+}
+
 /* The lane's padded tail, and its first run: the whole blocks, or the tail when there
  * are none left. A message under two blocks is copied whole into the tail buffer: one
  * run, so one multi-lane step per message instead of two (the step, not the copy, is
@@ -456,18 +474,8 @@ static inline __attribute__((always_inline)) void many_run(const many_job *j, si
         many_compress_lanes(j, h, ptr, step);
         for (size_t l = 0; l < L; l++) {
             many_lane *ln = &lane[l];
-            if (ln->idle)
+            if (ln->idle || !lane_advance(j, ln, step))
                 continue;
-            ln->p += j->bs * step;
-            ln->left -= step;
-            if (ln->left > 0)
-                continue;
-            if (!ln->in_tail) {
-                ln->p = ln->tail;
-                ln->left = ln->tail_blocks;
-                ln->in_tail = 1;
-                continue;
-            }
             many_digest(j, digests + ln->msg * ds, h + l * j->hsize);
             if (next < n) {
                 lane_start(j, ln, h + l * j->hsize, next, msgs[next], lens[next]);
@@ -503,16 +511,8 @@ static inline __attribute__((always_inline)) void many_run(const many_job *j, si
             j->narrow256((uint32_t(*)[8])hn, ptr, step);
             for (size_t s = 0; s < NL; s++) {
                 many_lane *ln = &lane[idx[s]];
-                ln->p += j->bs * step;
-                ln->left -= step;
-                if (ln->left > 0)
+                if (!lane_advance(j, ln, step))
                     continue;
-                if (!ln->in_tail) {
-                    ln->p = ln->tail;
-                    ln->left = ln->tail_blocks;
-                    ln->in_tail = 1;
-                    continue;
-                }
                 many_digest(j, digests + ln->msg * ds, hn + s * j->hsize);
                 ln->idle = 1;
                 if (wait < k) {
