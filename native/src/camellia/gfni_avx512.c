@@ -341,6 +341,22 @@ AC_INLINE void in_memory(half_mem *m)
     __asm__("" : "+m"(*m));
 }
 
+/* x[0..7] into m, kept there (in_memory); and back. */
+AC_INLINE void half_out(half_mem *m, const __m512i *x)
+{
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++)
+        _mm512_store_si512(&m->v[j], x[j]);
+    in_memory(m);
+}
+
+AC_INLINE void half_in(__m512i *x, const half_mem *m)
+{
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++)
+        x[j] = _mm512_load_si512(&m->v[j]);
+}
+
 /*
  * out = d ^ F(s, k) on byte-sliced halves (section 2.4.1), s already carrying k (see
  * "Subkeys"; rk: this round's offset constants); out may be d or s. With dm (a constant
@@ -589,18 +605,12 @@ static __attribute__((noinline)) void batch128(const camellia_gfni_keys *kt, uin
     for (int r = 0; r < 16; r++)
         a[r] = _mm512_loadu_si512(in + 64 * r);
     enter(a, kt);
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; j++)
-        _mm512_store_si512(&ma[0].v[j], a[8 + j]);
-    in_memory(&ma[0]);
+    half_out(&ma[0], a + 8);
 #pragma GCC unroll 16
     for (int r = 0; r < 16; r++)
         b[r] = _mm512_loadu_si512(in + 1024 + 64 * r);
     enter(b, kt);
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; j++)
-        _mm512_store_si512(&mb[0].v[j], b[8 + j]);
-    in_memory(&mb[0]);
+    half_out(&mb[0], b + 8);
 
     /* a[0..7] and b[0..7] hold the half a round reads, D1 after an even number of rounds */
     const uint64_t (*rk)[8] = kt->rk;
@@ -623,34 +633,20 @@ static __attribute__((noinline)) void batch128(const camellia_gfni_keys *kt, uin
         __asm__("" : "+r"(flb));
         fl_fwd(a, fla);
         fl_fwd(b, flb);
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; j++)
-            a[8 + j] = _mm512_load_si512(&ma[0].v[j]);
+        half_in(a + 8, &ma[0]);
         fl_back(a + 8, fla + 12);
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; j++)
-            _mm512_store_si512(&ma[0].v[j], a[8 + j]);
-        in_memory(&ma[0]);
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; j++)
-            b[8 + j] = _mm512_load_si512(&mb[0].v[j]);
+        half_out(&ma[0], a + 8);
+        half_in(b + 8, &mb[0]);
         fl_back(b + 8, flb + 12);
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; j++)
-            _mm512_store_si512(&mb[0].v[j], b[8 + j]);
-        in_memory(&mb[0]);
+        half_out(&mb[0], b + 8);
     }
 
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; j++)
-        a[8 + j] = _mm512_load_si512(&ma[0].v[j]);
+    half_in(a + 8, &ma[0]);
     leave(y, a, a + 8, kt);
 #pragma GCC unroll 16
     for (int r = 0; r < 16; r++)
         _mm512_storeu_si512(out + 64 * r, y[r]);
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; j++)
-        b[8 + j] = _mm512_load_si512(&mb[0].v[j]);
+    half_in(b + 8, &mb[0]);
     leave(y, b, b + 8, kt);
 #pragma GCC unroll 16
     for (int r = 0; r < 16; r++)
