@@ -133,6 +133,26 @@ class RowResult:
         return self.verdict in ("constant time", "known exception", "not covered")
 
 
+def _make_binary(target: str, print_target: str, args: list[str]) -> Path:
+    """`make target args` in native/, then the binary's path as `make print_target` says."""
+    proc = subprocess.run(
+        ["make", "-s", "-C", str(NATIVE), f"-j{os.cpu_count() or 2}", target, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"make {target} {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return Path(
+        subprocess.run(
+            ["make", "-s", "--no-print-directory", "-C", str(NATIVE), print_target, *args],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+
+
 def build(cc: str | None = None, declassify: bool = True, assume: Iterable[str] = ()) -> Path:
     """Build native/build/<triple>-ctgrind[-nodeclassify][-assume-...]/ctgrind; returns its
     path. `declassify=False` leaves out AC_DECLASSIFY, so the tag check's branch must show;
@@ -145,43 +165,13 @@ def build(cc: str | None = None, declassify: bool = True, assume: Iterable[str] 
         *([] if declassify else ["CT_DECLASSIFY=0"]),
         *([f"CT_ASSUME={','.join(assume)}"] if assume else []),
     ]
-    proc = subprocess.run(
-        ["make", "-s", "-C", str(NATIVE), f"-j{os.cpu_count() or 2}", "ctgrind", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"make ctgrind {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
-    return Path(
-        subprocess.run(
-            ["make", "-s", "--no-print-directory", "-C", str(NATIVE), "print-ctgrind-bin", *args],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    )
+    return _make_binary("ctgrind", "print-ctgrind-bin", args)
 
 
 def build_emulated() -> Path:
     """Build native/build/<triple>-emu512-ctgrind/ctgrind (make ctgrind-emu): the AVX-512
     and GFNI rows as plain C through the emulation, so valgrind runs them; returns its path."""
-    proc = subprocess.run(
-        ["make", "-s", "-C", str(NATIVE), f"-j{os.cpu_count() or 2}", "ctgrind-emu"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"make ctgrind-emu failed:\n{proc.stdout}\n{proc.stderr}")
-    return Path(
-        subprocess.run(
-            ["make", "-s", "--no-print-directory", "-C", str(NATIVE), "print-ctgrind-emu-bin"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    )
+    return _make_binary("ctgrind-emu", "print-ctgrind-emu-bin", [])
 
 
 def without_unwind_tables(binary: Path, triple: str) -> Path:
