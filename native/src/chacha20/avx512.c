@@ -199,19 +199,6 @@ static inline __m512i lane_counters(uint32_t counter)
                             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
 }
 
-/* RFC 8439 2.1 on one set of 32-bit words. */
-#define QR_SCALAR(a, b, c, d)                                               \
-    do {                                                                    \
-        a += b;                                                             \
-        d = rotl32(d ^ a, 16);                                              \
-        c += d;                                                             \
-        b = rotl32(b ^ c, 12);                                              \
-        a += b;                                                             \
-        d = rotl32(d ^ a, 8);                                               \
-        c += d;                                                             \
-        b = rotl32(b ^ c, 7);                                               \
-    } while (0)
-
 /* The first column round's quarter rounds on columns 1..3 see the same words in every
  * lane (constants, key, nonce: only column 0 holds the counter), so they are done once in
  * scalar registers (integer ports the vector code leaves idle) and their twelve words
@@ -232,7 +219,7 @@ static inline void first_columns(uint32_t u[12], const uint32_t key[8], const ui
     for (int j = 0; j < 3; j++) {
         uint32_t a = sigma[1 + j], b = key[1 + j], c = key[5 + j], d = nonce[j];
 
-        QR_SCALAR(a, b, c, d);
+        AC_CHACHA20_QR(a, b, c, d);
         u[j] = a, u[3 + j] = b, u[6 + j] = c, u[9 + j] = d;
         /* Through memory: a broadcast from a general register would take port 5. */
         __asm__ __volatile__("" : "+m"(*(uint32_t(*)[12])u));

@@ -23,6 +23,21 @@ typedef struct chacha20_kernel {
 #include "chacha20/rows.h"
 #undef AC_ROW_MIN_LEN
 
+/* RFC 8439 2.1: the quarter round on four 32-bit words (lvalues), for scalar code (the
+ * portable kernel; the lane-uniform first columns of the AVX-512 one). rotl32 is
+ * common.h's. */
+#define AC_CHACHA20_QR(a, b, c, d)                                          \
+    do {                                                                    \
+        (a) += (b);                                                         \
+        (d) = rotl32((d) ^ (a), 16);                                        \
+        (c) += (d);                                                         \
+        (b) = rotl32((b) ^ (c), 12);                                        \
+        (a) += (b);                                                         \
+        (d) = rotl32((d) ^ (a), 8);                                         \
+        (c) += (d);                                                         \
+        (b) = rotl32((b) ^ (c), 7);                                         \
+    } while (0)
+
 /* HChaCha20 (draft-irtf-cfrg-xchacha section 2.2), portable only: one block per message. */
 void ac_hchacha20(uint32_t out[8], const uint32_t key[8], const uint32_t nonce[4]);
 

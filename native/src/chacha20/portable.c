@@ -11,10 +11,7 @@
 /* RFC 8439 2.1 and 2.2: the quarter round on four words of the state. */
 static inline void quarter_round(uint32_t x[16], int a, int b, int c, int d)
 {
-    x[a] += x[b]; x[d] ^= x[a]; x[d] = rotl32(x[d], 16);
-    x[c] += x[d]; x[b] ^= x[c]; x[b] = rotl32(x[b], 12);
-    x[a] += x[b]; x[d] ^= x[a]; x[d] = rotl32(x[d], 8);
-    x[c] += x[d]; x[b] ^= x[c]; x[b] = rotl32(x[b], 7);
+    AC_CHACHA20_QR(x[a], x[b], x[c], x[d]);
 }
 
 /* The 20 rounds of RFC 8439 2.3 as 10 "double rounds": a column round then a
