@@ -244,9 +244,13 @@ AC_INLINE void powers_compute(poly1305_state *st, ifma_regs *R)
     __m512i q[4][3], v[3], w[3], e[3];
 
     _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
-        q[k][0] = _mm512_set1_epi64((long long)(a0 & M44));
-        q[k][1] = _mm512_set1_epi64((long long)(((a0 >> 44) | (a1 << 20)) & M44));
-        q[k][2] = _mm512_set1_epi64((long long)((a1 >> 24) | (a2 << 40)));
+        const uint64_t a[3] = {a0, a1, a2};
+        uint64_t l[3];
+
+        p64_split44(l, a);
+        q[k][0] = _mm512_set1_epi64((long long)l[0]);
+        q[k][1] = _mm512_set1_epi64((long long)l[1]);
+        q[k][2] = _mm512_set1_epi64((long long)l[2]);
         if (k < 3)
             p64_mul(&a0, &a1, &a2, r0, r1, s1);
     }
@@ -339,15 +343,15 @@ AC_INLINE void vec_blocks(poly1305_state *st, const ifma_regs *R, const uint8_t 
         }
 
         __mmask8 hl = (__mmask8)(1u << LANE_OF_BLOCK[first]);
-        const uint64_t x0 = p64_word(st, offsetof(p64_head, h));
-        const uint64_t x1 = p64_word(st, offsetof(p64_head, h) + 8);
-        const uint64_t x2 = p64_word(st, offsetof(p64_head, h) + 16);
-        uint64_t a0 = x0 & M44;
-        uint64_t a1 = ((x0 >> 44) | (x1 << 20)) & M44;
-        uint64_t a2 = (x1 >> 24) | (x2 << 40);
-        h0 = _mm512_mask_add_epi64(m0, hl, m0, _mm512_set1_epi64((long long)a0));
-        h1 = _mm512_mask_add_epi64(m1, hl, m1, _mm512_set1_epi64((long long)a1));
-        h2 = _mm512_mask_add_epi64(m2, hl, m2, _mm512_set1_epi64((long long)a2));
+        const uint64_t x[3] = {p64_word(st, offsetof(p64_head, h)),
+                               p64_word(st, offsetof(p64_head, h) + 8),
+                               p64_word(st, offsetof(p64_head, h) + 16)};
+        uint64_t a[3];
+
+        p64_split44(a, x);
+        h0 = _mm512_mask_add_epi64(m0, hl, m0, _mm512_set1_epi64((long long)a[0]));
+        h1 = _mm512_mask_add_epi64(m1, hl, m1, _mm512_set1_epi64((long long)a[1]));
+        h2 = _mm512_mask_add_epi64(m2, hl, m2, _mm512_set1_epi64((long long)a[2]));
     }
     groups -= 1;
 
