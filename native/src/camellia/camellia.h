@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "dispatch.h"
 
 /* Expanded key, RFC 3713 section 2.2 names, 64-bit halves in native order.
@@ -65,6 +66,25 @@ static inline uint64_t ac_camellia_ke(const camellia_subkeys *ks, int decrypt, u
 static inline const uint64_t *ac_camellia_kw(const camellia_subkeys *ks, int decrypt, int post)
 {
     return &ks->kw[(decrypt ^ post) ? 2 : 0];
+}
+
+/* Section 2.4.2: FL and its inverse on one 64-bit half. */
+static inline uint64_t ac_camellia_fl(uint64_t x, uint64_t ke)
+{
+    uint32_t x1 = (uint32_t)(x >> 32), x2 = (uint32_t)x;
+
+    x2 ^= rotl32(x1 & (uint32_t)(ke >> 32), 1);
+    x1 ^= x2 | (uint32_t)ke;
+    return ((uint64_t)x1 << 32) | x2;
+}
+
+static inline uint64_t ac_camellia_flinv(uint64_t y, uint64_t ke)
+{
+    uint32_t y1 = (uint32_t)(y >> 32), y2 = (uint32_t)y;
+
+    y1 ^= y2 | (uint32_t)ke;
+    y2 ^= rotl32(y1 & (uint32_t)(ke >> 32), 1);
+    return ((uint64_t)y1 << 32) | y2;
 }
 
 /* Key schedule (camellia.c), portable for every implementation. */

@@ -142,25 +142,6 @@ static uint64_t rep(uint64_t w, unsigned j)
     return ((w >> (56 - 8 * j)) & 0xff) * 0x0101010101010101ULL;
 }
 
-/* RFC 3713 2.4.2, on the key-only offsets of build_keys (no table, no branch). */
-static uint64_t fl_scalar(uint64_t x, uint64_t k)
-{
-    uint32_t x1 = (uint32_t)(x >> 32), x2 = (uint32_t)x;
-
-    x2 ^= rotl32(x1 & (uint32_t)(k >> 32), 1);
-    x1 ^= x2 | (uint32_t)k;
-    return ((uint64_t)x1 << 32) | x2;
-}
-
-static uint64_t flinv_scalar(uint64_t y, uint64_t k)
-{
-    uint32_t y1 = (uint32_t)(y >> 32), y2 = (uint32_t)y;
-
-    y1 ^= y2 | (uint32_t)k;
-    y2 ^= rotl32(y1 & (uint32_t)(k >> 32), 1);
-    return ((uint64_t)y1 << 32) | y2;
-}
-
 /* vgf2p8affineqb on one byte, constant 0 (matrix encoding above); parity by folding */
 static uint8_t aff(uint64_t m, unsigned x)
 {
@@ -268,12 +249,11 @@ static uint64_t need(uint64_t k)
 
 static void build_keys(camellia_gfni_keys *kt, const camellia_subkeys *ks, int decrypt)
 {
-    const unsigned nk = ks->key_bits == 128 ? 18 : 24;
-    const unsigned nke = nk / 3 - 2;
-    const uint64_t *kw_pre = decrypt ? &ks->kw[2] : &ks->kw[0];
-    const uint64_t *kw_post = decrypt ? &ks->kw[0] : &ks->kw[2];
-#define K(i) (ks->k[decrypt ? nk - (i) : (i) - 1])
-#define KE(i) (ks->ke[decrypt ? nke - (i) : (i) - 1])
+    const unsigned nk = ac_camellia_rounds(ks);
+    const uint64_t *kw_pre = ac_camellia_kw(ks, decrypt, 0);
+    const uint64_t *kw_post = ac_camellia_kw(ks, decrypt, 1);
+#define K(i) ac_camellia_k(ks, decrypt, (i))
+#define KE(i) ac_camellia_ke(ks, decrypt, (i))
     /* o[0], o[1]: stored L and R minus M applied to the true ones (see "Subkeys") */
     uint64_t o[2] = { need(K(1)), aff64(DOM_M, kw_pre[1]) };
     const uint64_t in_fix = aff64(DOM_M, kw_pre[0]) ^ o[0];
@@ -294,7 +274,7 @@ static void build_keys(camellia_gfni_keys *kt, const camellia_subkeys *ks, int d
         if (r + 1 == nk)    /* L, which M^-1 then maps to exactly D1 ^ kw_post[1] */
             want = aff64(DOM_M, kw_post[1]);
         else if (fl_next)   /* fl_fwd maps offset x to fl_ops(x) ^ M FL(0); then need(K(r + 2)) */
-            want = fl_ops(need(K(r + 2)) ^ aff64(DOM_M, fl_scalar(0, KE(2 * l + 1))), kt->fl[l], 1);
+            want = fl_ops(need(K(r + 2)) ^ aff64(DOM_M, ac_camellia_fl(0, KE(2 * l + 1))), kt->fl[l], 1);
         else
             want = need(K(r + 2));
         c = *od ^ want;
@@ -308,8 +288,8 @@ static void build_keys(camellia_gfni_keys *kt, const camellia_subkeys *ks, int d
         for (unsigned j = 4; j < 8; j++)
             kt->rk[r][j] = rep(c, j) ^ rep(c, (j - 3) & 3);
         if (fl_next) {
-            o[0] = fl_ops(o[0], kt->fl[l], 0) ^ aff64(DOM_M, fl_scalar(0, KE(2 * l + 1)));
-            o[1] = fl_ops(o[1], &kt->fl[l][12], 1) ^ aff64(DOM_M, flinv_scalar(0, KE(2 * l + 2)));
+            o[0] = fl_ops(o[0], kt->fl[l], 0) ^ aff64(DOM_M, ac_camellia_fl(0, KE(2 * l + 1)));
+            o[1] = fl_ops(o[1], &kt->fl[l][12], 1) ^ aff64(DOM_M, ac_camellia_flinv(0, KE(2 * l + 2)));
         }
     }
     for (unsigned j = 0; j < 8; j++) {

@@ -76,26 +76,9 @@ static inline uint64_t F(uint64_t F_IN, uint64_t KE)
              SBOX4((uint8_t)(x >> 8)), SBOX1((uint8_t)x));
 }
 
-/* Section 2.4.2. */
-static inline uint64_t FL(uint64_t FL_IN, uint64_t KE)
-{
-    uint32_t x1 = (uint32_t)(FL_IN >> 32), x2 = (uint32_t)FL_IN;
-    uint32_t k1 = (uint32_t)(KE >> 32), k2 = (uint32_t)KE;
-
-    x2 ^= rotl32(x1 & k1, 1);
-    x1 ^= (x2 | k2);
-    return ((uint64_t)x1 << 32) | x2;
-}
-
-static inline uint64_t FLINV(uint64_t FLINV_IN, uint64_t KE)
-{
-    uint32_t y1 = (uint32_t)(FLINV_IN >> 32), y2 = (uint32_t)FLINV_IN;
-    uint32_t k1 = (uint32_t)(KE >> 32), k2 = (uint32_t)KE;
-
-    y1 ^= (y2 | k2);
-    y2 ^= rotl32(y1 & k1, 1);
-    return ((uint64_t)y1 << 32) | y2;
-}
+/* Section 2.4.2 (camellia.h, shared with gfni_avx512.c's key set-up). */
+#define FL ac_camellia_fl
+#define FLINV ac_camellia_flinv
 
 /* One block, sections 2.3.1 (18 rounds, 128-bit keys) and 2.3.2 (24 rounds, 192/256).
  *
