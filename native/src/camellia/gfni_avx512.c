@@ -136,12 +136,6 @@ typedef struct {
 _Static_assert(2 * sizeof(camellia_gfni_keys) <= CAMELLIA_CACHE_BYTES, "camellia cache too small");
 _Static_assert(CAMELLIA_CACHE_ALIGN % _Alignof(camellia_gfni_keys) == 0, "camellia cache misaligned");
 
-/* Byte j (0 = most significant) of w, in every byte of a qword. */
-static uint64_t rep(uint64_t w, unsigned j)
-{
-    return ((w >> (56 - 8 * j)) & 0xff) * 0x0101010101010101ULL;
-}
-
 /* vgf2p8affineqb on one byte, constant 0 (matrix encoding above); parity by folding */
 static uint8_t aff(uint64_t m, unsigned x)
 {
@@ -194,6 +188,12 @@ static uint64_t mat_and(unsigned k)
 static unsigned byte_of(uint64_t w, unsigned j)
 {
     return (unsigned)(w >> (56 - 8 * j)) & 0xff;
+}
+
+/* Byte j of w in every byte of a qword. */
+static uint64_t rep(uint64_t w, unsigned j)
+{
+    return byte_of(w, j) * 0x0101010101010101ULL;
 }
 
 /*
