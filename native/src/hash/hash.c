@@ -61,8 +61,8 @@ size_t archcrypt_hash_block_size(int hash_id)
     return known(hash_id) ? variants[hash_id].block_size : 0;
 }
 
-/* Copies n bytes (a block or two: sized for that) with 16-byte moves (the last one overlapping) or, under 16, two
- * overlapping moves of the largest size that fits. gcc makes a variable-size memcpy a
+/* Copies n bytes (up to a block or two: sized for that) with 16-byte moves, the last one
+ * overlapping, or under 16 with two overlapping moves of the largest size that fits. gcc makes a variable-size memcpy a
  * rep movsq, and a fixed-size memset of the buffer a rep stosq: the start-up of those
  * (one copy, one zeroing, one wipe a call) was about 90 of the 760 cycles of a 64-byte
  * SHA-512 (bench-ab, 101 interleaved rounds: 64 B 11.89 -> 10.44 c/B, 112 B 11.10 ->
@@ -491,9 +491,9 @@ static inline __attribute__((always_inline)) void many_run(const many_job *j, si
      * sha_ni_avx512: sha_ni's two chains, 1.74 c/B per message against 2.08 one at a
      * time), the busy lanes run through it two at a time, each slot taking the next
      * waiting lane as its own finishes; the slots' states sit side by side in hn. */
-    _Alignas(64) uint8_t hn[MANY_MAX_LANES * 64];
     const size_t NL = j->narrow_lanes;
     if (NL >= 2 && active >= NL) {
+        _Alignas(64) uint8_t hn[MANY_MAX_LANES * 64];
         size_t idx[MANY_MAX_LANES], k = 0;
         for (size_t l = 0; l < L; l++)
             if (!lane[l].idle)

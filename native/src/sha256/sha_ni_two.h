@@ -24,7 +24,7 @@
  * previous one wrote, so a block costs 32 of its latencies (~2 c/B on Zen 3) while the
  * unit could accept one about every other cycle. Chains of different messages do not
  * depend on each other, so issuing their rounds side by side fills those gaps.
- * Measured on this Zen 3 (bench, 8 messages of 16 and 64 KiB, per message, three runs
+ * Measured on a Zen 3 (bench, 8 messages of 16 and 64 KiB, per message, three runs
  * of both widths interleaved in one process on a loaded machine): 2 lanes 1.16-1.37
  * c/B, 4 lanes 1.10-1.58, one at a time 2.11-2.20. Two chains already fill the unit;
  * four add register pressure and need a batch of four to start.
@@ -51,7 +51,7 @@ _Static_assert(LANES >= 2 && LANES <= SHA256_MAX_LANES, "lanes");
         }                                                                    \
     } while (0)
 
-/* Section 6.2.2 step 1, four words per lane, as SCHED above: the result replaces w0. */
+/* Section 6.2.2 step 1, four words per lane, as sha_ni_one.h's SCHED: the result replaces w0. */
 #define SCHED(w0, w1, w2, w3)                                                           \
     EACH_LANE {                                                                         \
         (w0)[l] = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32((w0)[l], (w1)[l]), \
